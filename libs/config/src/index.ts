@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+export { z };
+
+export class ConfigError extends Error {}
+
+/**
+ * Parses the environment with a zod schema once, at start, and freezes the result. A failure names
+ * every offending variable, so the process can exit with a message an operator can act on.
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): Readonly<z.infer<S>> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze(result.data);
+}
+
+/** Like loadConfig, but prints the message and exits: for composition roots. */
+export function loadConfigOrExit<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): Readonly<z.infer<S>> {
+  try {
+    return loadConfig(schema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+}
+
+/** Common variables. Every service reads these; each adds its own. */
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+export const optionalUrl = z
+  .string()
+  .url()
+  .optional()
+  .or(z.literal('').transform(() => undefined));
+
+export const baseConfig = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: optionalUrl,
+  NATS_URL: optionalUrl,
+  REDIS_URL: optionalUrl,
+  /** Prefix of NATS subjects and stream names; lets several deployments (or test runs) share one server. */
+  EVENT_NAMESPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/, 'lower-case letters, digits and underscores, starting with a letter')
+    .default('costgov'),
+  RPC_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
+});
