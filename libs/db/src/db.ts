@@ -12,6 +12,8 @@ export interface QueryResult<R> {
 /** Something SQL can be sent to: the database itself, or a transaction on it. */
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
 }
 
 /** A service's own database: real Postgres (one schema per service) or PGlite (one database per service). */
@@ -73,6 +75,9 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
   return {
     kind: 'postgres',
     query: run,
+    exec: async (sql) => {
+      await pool.query(sql);
+    },
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -81,6 +86,9 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
           query: async (sql, params) => {
             const r = await client.query(sql, params as unknown[]);
             return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+          },
+          exec: async (sql) => {
+            await client.query(sql);
           },
         });
         await client.query('COMMIT');
@@ -107,16 +115,19 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
   const parse = (value: string) => Number(value);
   db.parsers[1700] = parse; // numeric
   db.parsers[20] = parse; // bigint
-  const wrap =
-    (target: Pick<PGlite, 'query'>): Queryable['query'] =>
-    async (sql, params) => {
+  const wrap = (target: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query(sql, params) {
       const result = await target.query(sql, params as unknown[]);
       return { rows: result.rows as never[], rowCount: result.affectedRows ?? result.rows.length };
-    };
+    },
+    async exec(sql) {
+      await target.exec(sql);
+    },
+  });
   return {
     kind: 'pglite',
-    query: wrap(db),
-    transaction: (fn) => db.transaction((tx) => fn({ query: wrap(tx) })),
+    ...wrap(db),
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     close: () => db.close(),
   };
 }

@@ -1,2 +1,3 @@
 export * from './db';
 export * from './migrate';
+export * from './paging';

@@ -34,7 +34,7 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<string[]
     const applied = new Set(rows.map((row) => row.name));
     const pending = migrations.filter((migration) => !applied.has(migration.name));
     for (const migration of pending) {
-      await tx.query(migration.sql);
+      await tx.exec(migration.sql);
       await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [migration.name]);
     }
     return pending.map((migration) => migration.name);

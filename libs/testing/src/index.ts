@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import pg from 'pg';
+import { createMemoryBus, createNatsBus, type Bus } from '@costgov/bus';
 import { openDb, type Db } from '@costgov/db';
+import type { Logger } from '@costgov/log';
 
 /** True when the run targets real infrastructure (CI's second pass, or a developer's environment). */
 export const realInfra = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
@@ -26,4 +29,35 @@ export async function freshDb(service: string): Promise<Db> {
       await client.end();
     },
   };
+}
+
+/** A bus for one test file: NATS with a namespace of its own when NATS_URL is set, else the in-process bus. */
+export async function testBus(logger: Logger): Promise<Bus & { namespace: string }> {
+  const namespace = uniqueName('t');
+  const url = process.env.NATS_URL;
+  const bus = url ? await createNatsBus({ url, namespace, logger }) : createMemoryBus({ logger });
+  return Object.assign(bus, { namespace });
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A TCP port that was free a moment ago on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

@@ -1,0 +1,263 @@
+import { SpanKind, trace } from '@opentelemetry/api';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Bus, ConsumeOptions, Consumer, DeliveryInfo } from './bus';
+import type { CloudEvent } from './cloudevent';
+import { busImplementations, captureLogger, eventually, recordSpans, testEvent, type LogLine, type TestBus } from './test-support';
+
+const spans = recordSpans();
+
+describe.each(busImplementations)('$name bus', (implementation) => {
+  let testBus: TestBus;
+  let bus: Bus;
+  let logLines: LogLine[];
+  const consumers: Consumer[] = [];
+
+  beforeEach(async () => {
+    const { logger, lines } = captureLogger();
+    logLines = lines;
+    testBus = await implementation.open(logger);
+    bus = testBus.bus;
+  });
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.stop()));
+    await testBus.close();
+  });
+
+  /** Starts a consumer that records what it receives; `fail` decides per delivery whether to throw. */
+  async function record(options: Partial<ConsumeOptions> & { fail?: (event: CloudEvent, info: DeliveryInfo) => boolean } = {}) {
+    const received: Array<{ event: CloudEvent; info: DeliveryInfo }> = [];
+    const { fail, ...rest } = options;
+    const consumer = await bus.consume({
+      durable: 'recorder',
+      types: ['budgets.>'],
+      backoffMs: 10,
+      ...rest,
+      handler: async (event, info) => {
+        received.push({ event, info });
+        if (fail?.(event, info)) throw new Error(`handler failed on delivery ${info.deliveryCount}`);
+      },
+    });
+    consumers.push(consumer);
+    return { received, ids: () => received.map((r) => r.event.id), consumer };
+  }
+
+  describe('publish and consume', () => {
+    it('delivers the envelope unchanged and continues the publisher trace in a consumer span', async () => {
+      const { received } = await record();
+      const event = testEvent({ subject: 'prj_1', data: { projectId: 'prj_1', nested: { list: [1, 'two', null] } } });
+      const requestTrace = await trace.getTracer('test').startActiveSpan('request', async (span) => {
+        await bus.publish(event);
+        span.end();
+        return span.spanContext().traceId;
+      });
+
+      await eventually(() => expect(received).toHaveLength(1));
+      const delivered = received[0]!;
+      expect(delivered.info).toEqual({ deliveryCount: 1 });
+      const { traceparent, ...envelope } = delivered.event;
+      expect(envelope).toEqual(event);
+      expect(traceparent).toMatch(new RegExp(`^00-${requestTrace}-[0-9a-f]{16}-01$`));
+
+      const consume = await eventually(() => {
+        const span = spans.getFinishedSpans().find((s) => s.name === 'consume budgets.project.deleted' && s.spanContext().traceId === requestTrace);
+        expect(span).toBeDefined();
+        return span!;
+      });
+      const publish = spans.getFinishedSpans().find((s) => s.spanContext().spanId === consume.parentSpanContext?.spanId);
+      expect(consume.kind).toBe(SpanKind.CONSUMER);
+      expect(publish?.name).toBe('publish budgets.project.deleted');
+      expect(publish?.kind).toBe(SpanKind.PRODUCER);
+    });
+
+    it('delivers only the types asked for, across services and with wildcards', async () => {
+      const { received } = await record({ types: ['budgets.project.*', 'scanner.scan.completed'] });
+      const wanted = [testEvent({ type: 'budgets.project.deleted' }), testEvent({ type: 'scanner.scan.completed', source: 'scanner' })];
+      const unwanted = [testEvent({ type: 'budgets.budget.breached' }), testEvent({ type: 'scanner.scan.failed', source: 'scanner' })];
+      for (const event of [unwanted[0]!, wanted[0]!, unwanted[1]!, wanted[1]!]) await bus.publish(event);
+      const last = testEvent({ type: 'budgets.project.created' });
+      await bus.publish(last);
+
+      await eventually(() => expect(received.map((r) => r.event.id)).toContain(last.id));
+      expect(received.map((r) => r.event.id).sort()).toEqual([...wanted, last].map((e) => e.id).sort());
+    });
+
+    it('delivers outside the publisher\'s call stack', async () => {
+      let published = false;
+      const seenAfterPublish: boolean[] = [];
+      consumers.push(await bus.consume({ durable: 'async', types: ['budgets.>'], handler: async () => void seenAfterPublish.push(published) }));
+      await bus.publish(testEvent());
+      published = true;
+      await eventually(() => expect(seenAfterPublish).toEqual([true]));
+    });
+
+    it('refuses malformed types and options with a message naming them', async () => {
+      await expect(bus.publish(testEvent({ type: 'Budgets.project deleted' }))).rejects.toThrow(/Invalid event type 'Budgets.project deleted'/);
+      await expect(bus.consume({ durable: 'x', types: ['*.project.deleted'], handler: async () => {} })).rejects.toThrow(/literal service token/);
+      await expect(bus.consume({ durable: 'a.b', types: ['budgets.>'], handler: async () => {} })).rejects.toThrow(/Invalid durable name 'a.b'/);
+    });
+  });
+
+  describe('redelivery', () => {
+    it('redelivers after a handler failure until it succeeds, counting deliveries', async () => {
+      const { received } = await record({ fail: (_, info) => info.deliveryCount < 3 });
+      const event = testEvent();
+      await bus.publish(event);
+      await eventually(() => expect(received.map((r) => r.info.deliveryCount)).toEqual([1, 2, 3]));
+      expect(received.every((r) => r.event.id === event.id)).toBe(true);
+      expect(logLines.filter((line) => line.msg.includes('redelivering'))).toHaveLength(2);
+    });
+
+    it('terminates the message after maxDeliver, logs it at error, and goes on with the next', async () => {
+      const poison = testEvent();
+      const { received, ids } = await record({ maxDeliver: 2, fail: (event) => event.id === poison.id });
+      await bus.publish(poison);
+      await eventually(() => expect(logLines.some((line) => line.level === 'error' && line.event_id === poison.id)).toBe(true));
+
+      const next = testEvent();
+      await bus.publish(next);
+      await eventually(() => expect(ids()).toContain(next.id));
+      // A third delivery would follow the second after ~20 ms of backoff; give it three times that.
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(received.filter((r) => r.event.id === poison.id).map((r) => r.info.deliveryCount)).toEqual([1, 2]);
+    it('redelivers a message whose handler outlives the ack wait', async () => {
+      const counts: number[] = [];
+      let release: () => void = () => {};
+      const firstHandlerDone = new Promise<void>((resolve) => (release = resolve));
+      consumers.push(
+        await bus.consume({
+          durable: 'slow',
+          types: ['budgets.>'],
+          ackWaitMs: 300,
+          concurrency: 2,
+          handler: async (_, info) => {
+            counts.push(info.deliveryCount);
+            if (info.deliveryCount === 1) await firstHandlerDone; // hangs past the ack wait
+          },
+        }),
+      );
+      await bus.publish(testEvent());
+      await eventually(() => expect(counts).toEqual([1, 2]));
+      release();
+    });
+  });
+
+  describe('dedupe', () => {
+    it('drops a second publish of the same event id', async () => {
+      const { ids } = await record();
+      const event = testEvent();
+      await bus.publish(event);
+      await bus.publish({ ...event, data: { changed: true } });
+      const marker = testEvent();
+      await bus.publish(marker);
+      // One consumer handling one message at a time sees messages in order: the marker comes last.
+      await eventually(() => expect(ids()).toEqual([event.id, marker.id]));
+    });
+
+    it('delivers a deliberate re-send under another dedupe id', async () => {
+      const { ids } = await record();
+      const event = testEvent();
+      await bus.publish(event);
+      await bus.publish(event, { dedupeId: `${event.id}-replay` });
+      await eventually(() => expect(ids()).toEqual([event.id, event.id]));
+    });
+  });
+
+  describe('durables', () => {
+    it('gives a durable created after publishing every earlier message, in order', async () => {
+      const events = [testEvent(), testEvent(), testEvent()];
+      for (const event of events) await bus.publish(event);
+      const { ids } = await record({ durable: 'latecomer' });
+      await eventually(() => expect(ids()).toEqual(events.map((e) => e.id)));
+    });
+
+    it('resumes after stop without redelivering what was acked', async () => {
+      const first = await record();
+      const before = testEvent();
+      await bus.publish(before);
+      await eventually(() => expect(first.ids()).toEqual([before.id]));
+      await first.consumer.stop();
+
+      const after = testEvent();
+      await bus.publish(after);
+      const second = await record();
+      await eventually(() => expect(second.ids()).toEqual([after.id]));
+      expect(first.ids()).toEqual([before.id]);
+    });
+
+    it('stop() waits for the handlers running now and takes no more messages', async () => {
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const { ids, consumer } = await record({ fail: () => false, durable: 'stopping' });
+      const started: string[] = [];
+      const slow = await bus.consume({
+        durable: 'stopping-slow',
+        types: ['budgets.>'],
+        handler: async (event) => {
+          started.push(event.id);
+          await gate;
+        },
+      });
+      const first = testEvent();
+      await bus.publish(first);
+      await eventually(() => expect(started).toEqual([first.id]));
+
+      let stopped = false;
+      const stopping = slow.stop().then(() => (stopped = true));
+      await eventually(() => expect(ids()).toEqual([first.id])); // the other durable is unaffected
+      expect(stopped).toBe(false);
+      release();
+      await stopping;
+
+      await bus.publish(testEvent());
+      await eventually(() => expect(ids()).toHaveLength(2));
+      expect(started).toEqual([first.id]);
+      void consumer;
+    });
+
+    it('splits one durable between competing consumers, each message handled once', async () => {
+      const handledBy: Record<string, string[]> = { a: [], b: [] };
+      for (const name of ['a', 'b'] as const) {
+        consumers.push(
+          await bus.consume({
+            durable: 'shared',
+            types: ['budgets.>'],
+            handler: async (event) => {
+              handledBy[name]!.push(event.id);
+              await new Promise((resolve) => setTimeout(resolve, 5)); // keep one busy so the other gets work
+            },
+          }),
+        );
+      }
+      const events = Array.from({ length: 20 }, () => testEvent());
+      for (const event of events) await bus.publish(event);
+
+      await eventually(() => expect(handledBy.a!.length + handledBy.b!.length).toBeGreaterThanOrEqual(events.length));
+      const all = [...handledBy.a!, ...handledBy.b!];
+      expect(all.sort()).toEqual(events.map((e) => e.id).sort());
+      expect(handledBy.a!.length).toBeGreaterThan(0);
+      expect(handledBy.b!.length).toBeGreaterThan(0);
+    });
+
+    it('runs up to `concurrency` handlers at once', async () => {
+      let running = 0;
+      let peak = 0;
+      let done = 0;
+      consumers.push(
+        await bus.consume({
+          durable: 'parallel',
+          types: ['budgets.>'],
+          concurrency: 3,
+          handler: async () => {
+            peak = Math.max(peak, ++running);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            running--;
+            done++;
+          },
+        }),
+      );
+      for (let i = 0; i < 9; i++) await bus.publish(testEvent());
+      await eventually(() => expect(done).toBe(9));
+      expect(peak).toBe(3);
+    });
+  });
+});

@@ -1,0 +1,79 @@
+import type { CloudEvent } from './cloudevent';
+import { assertTypePattern } from './patterns';
+
+export interface DeliveryInfo {
+  /** 1 on the first delivery, 2 on the first redelivery, ... */
+  deliveryCount: number;
+}
+
+export interface ConsumeOptions {
+  /** Durable consumer name, shared by every process that should split the work. */
+  durable: string;
+  /** Event types, with NATS wildcards allowed after the service token: `budgets.project.deleted`, `budgets.>`. */
+  types: string[];
+  /** Resolves: the message is acked. Rejects: it is redelivered after a backoff. */
+  handler: (event: CloudEvent, info: DeliveryInfo) => Promise<void>;
+  /** Deliveries before the message is given up on (terminated and logged at error). Default 10. */
+  maxDeliver?: number;
+  /** Time a handler has before the message is delivered again elsewhere. Default 30 s. */
+  ackWaitMs?: number;
+  /** Messages handled at once by this consumer. Default 1. */
+  concurrency?: number;
+  /** Delay before the first redelivery after a failure, doubled per attempt up to 60 s. Default 1 s. */
+  backoffMs?: number;
+}
+
+export interface PublishOptions {
+  /**
+   * Key under which the bus drops repeats of a message (`Nats-Msg-Id`). Defaults to the event id, so
+   * publishing an event twice delivers it once; another value re-sends an event on purpose (replays).
+   */
+  dedupeId?: string;
+}
+
+export interface Consumer {
+  /** Stops taking messages and waits for the handlers running now. */
+  stop(): Promise<void>;
+}
+
+/** The event bus: NATS JetStream in production, in-process for the embedded default. */
+export interface Bus {
+  /** Resolves once the bus has stored the event. Needs no transaction: use the outbox for that. */
+  publish(event: CloudEvent, options?: PublishOptions): Promise<void>;
+  consume(options: ConsumeOptions): Promise<Consumer>;
+  /** Stops every consumer started on this bus, then disconnects. */
+  close(): Promise<void>;
+}
+
+export type ResolvedConsumeOptions = Required<ConsumeOptions>;
+
+/** How long redelivered messages are held back at most, and how long ids are remembered for dedupe. */
+export const maxBackoffMs = 60_000;
+export const duplicateWindowMs = 2 * 60_000;
+
+const durablePattern = /^[A-Za-z0-9_-]+$/;
+
+export function resolveConsumeOptions(options: ConsumeOptions): ResolvedConsumeOptions {
+  if (!durablePattern.test(options.durable)) {
+    throw new Error(`Invalid durable name '${options.durable}': expected letters, digits, '_' or '-'.`);
+  }
+  if (options.types.length === 0) throw new Error(`Durable '${options.durable}' consumes no event types.`);
+  options.types.forEach(assertTypePattern);
+  const resolved: ResolvedConsumeOptions = {
+    ...options,
+    maxDeliver: options.maxDeliver ?? 10,
+    ackWaitMs: options.ackWaitMs ?? 30_000,
+    concurrency: options.concurrency ?? 1,
+    backoffMs: options.backoffMs ?? 1_000,
+  };
+  for (const key of ['maxDeliver', 'ackWaitMs', 'concurrency', 'backoffMs'] as const) {
+    const min = key === 'backoffMs' ? 0 : 1;
+    if (!Number.isInteger(resolved[key]) || resolved[key] < min) {
+      throw new Error(`Invalid ${key} ${resolved[key]} for durable '${options.durable}': expected an integer >= ${min}.`);
+    }
+  }
+  return resolved;
+}
+
+export const redeliveryDelayMs = (options: ResolvedConsumeOptions, deliveryCount: number): number =>
+  Math.min(options.backoffMs * 2 ** (deliveryCount - 1), maxBackoffMs);

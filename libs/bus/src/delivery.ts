@@ -1,0 +1,50 @@
+import type { Logger } from '@costgov/log';
+import { redeliveryDelayMs, type ResolvedConsumeOptions } from './bus';
+import { fromWire, type CloudEvent, type WireMessage } from './cloudevent';
+import { matchesAny } from './patterns';
+import { withConsumeSpan, type SpanTarget } from './tracing';
+
+/** What to tell the broker about a delivered message. */
+export type Settlement = { kind: 'ack' } | { kind: 'nak'; delayMs: number } | { kind: 'term'; reason: string };
+
+export interface Delivery {
+  message: WireMessage;
+  deliveryCount: number;
+  options: ResolvedConsumeOptions;
+  logger: Logger;
+  system: SpanTarget['system'];
+}
+
+/**
+ * The semantics both buses share: decode, skip types this consumer did not ask for, run the handler
+ * in a consumer span, and turn its outcome into ack, nak with backoff, or terminate after maxDeliver.
+ */
+export async function deliver({ message, deliveryCount, options, logger, system }: Delivery): Promise<Settlement> {
+  const { durable } = options;
+  let event: CloudEvent;
+  try {
+    event = fromWire(message.headers, message.body);
+  } catch (error) {
+    // Redelivering cannot repair a malformed message; drop it loudly.
+    logger.error({ err: error, durable, nats_subject: message.subject }, 'malformed event terminated');
+    return { kind: 'term', reason: (error as Error).message };
+  }
+  // The broker filters by producing service only (see nats.ts); finer type patterns apply here.
+  if (!matchesAny(options.types, event.type)) return { kind: 'ack' };
+
+  const fields = { durable, event_id: event.id, event_type: event.type, delivery_count: deliveryCount };
+  try {
+    await withConsumeSpan(event, { system, subject: message.subject, durable, deliveryCount }, () =>
+      options.handler(event, { deliveryCount }),
+    );
+    return { kind: 'ack' };
+  } catch (error) {
+    if (deliveryCount >= options.maxDeliver) {
+      logger.error({ ...fields, err: error }, `event handler failed ${deliveryCount} times; message terminated`);
+      return { kind: 'term', reason: `handler failed ${deliveryCount} times: ${(error as Error).message}` };
+    }
+    const delayMs = redeliveryDelayMs(options, deliveryCount);
+    logger.warn({ ...fields, err: error, retry_in_ms: delayMs }, 'event handler failed; redelivering');
+    return { kind: 'nak', delayMs };
+  }
+}

@@ -1,0 +1,91 @@
+import { jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { uniqueName } from '@costgov/testing';
+import type { Bus } from './bus';
+import { consumerName, streamName } from './jetstream-setup';
+import { createNatsBus } from './nats';
+import { deleteStreams, eventually, natsUrl, testEvent } from './test-support';
+
+// What only JetStream shows: the wire format and the server objects. Behaviour shared with the
+// in-process bus is in bus.test.ts.
+describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
+  const url = natsUrl ?? '';
+  let namespace: string;
+  let bus: Bus;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  beforeEach(async () => {
+    namespace = uniqueName('t');
+    bus = await createNatsBus({ url, namespace, logger: pino({ level: 'silent' }) });
+    nc = await connect({ servers: url });
+    jsm = await jetstreamManager(nc);
+  });
+  afterEach(async () => {
+    await bus.close();
+    await nc.close();
+    await deleteStreams(url, namespace);
+  });
+
+  it('sends binary-mode CloudEvents: ce-* headers, JSON body, Nats-Msg-Id = event id', async () => {
+    const seen: Msg[] = [];
+    const subscription = nc.subscribe(`${namespace}.budgets.>`, { callback: (_, msg) => seen.push(msg) });
+    await nc.flush();
+    const event = testEvent({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=1' });
+    await bus.publish(event);
+    await eventually(() => expect(seen).toHaveLength(1));
+    subscription.unsubscribe();
+
+    const msg = seen[0]!;
+    expect(msg.subject).toBe(`${namespace}.budgets.project.deleted`);
+    expect(msg.json()).toEqual(event.data);
+    const headers = Object.fromEntries(msg.headers!.keys().map((key) => [key, msg.headers!.get(key)]));
+    expect(headers).toEqual({
+      'ce-specversion': '1.0',
+      'ce-id': event.id,
+      'ce-source': 'budgets',
+      'ce-type': 'budgets.project.deleted',
+      'ce-subject': event.subject,
+      'ce-time': event.time,
+      'content-type': 'application/json',
+      // Without a registered tracer the publish span is the event's own context, passed on as is.
+      traceparent: event.traceparent,
+      tracestate: 'vendor=1',
+      'Nats-Msg-Id': event.id,
+    });
+  });
+
+  it('keeps one file stream per producing service with a two-minute duplicate window', async () => {
+    await bus.publish(testEvent({ type: 'scanner.scan.completed', source: 'scanner' }));
+    const info = await jsm.streams.info(streamName(namespace, 'scanner'));
+    expect(info.config).toMatchObject({
+      name: `${namespace}_SCANNER`.toUpperCase(),
+      subjects: [`${namespace}.scanner.>`],
+      storage: StorageType.File,
+      duplicate_window: nanos(120_000),
+    });
+  });
+
+  it('creates durable pull consumers with explicit acks, and updates them when options change', async () => {
+    const handler = async () => {};
+    const first = await bus.consume({ durable: 'violations-projects', types: ['budgets.project.deleted'], handler, maxDeliver: 5, ackWaitMs: 10_000 });
+    const stream = streamName(namespace, 'budgets');
+    const name = consumerName(namespace, 'violations-projects');
+    expect((await jsm.consumers.info(stream, name)).config).toMatchObject({
+      durable_name: name,
+      ack_policy: 'explicit',
+      deliver_policy: 'all',
+      filter_subject: `${namespace}.budgets.>`,
+      max_deliver: 5,
+      ack_wait: nanos(10_000),
+    });
+    expect((await jsm.consumers.info(stream, name)).config.deliver_subject).toBeUndefined();
+    await first.stop();
+
+    const second = await bus.consume({ durable: 'violations-projects', types: ['budgets.project.deleted'], handler, maxDeliver: 7 });
+    expect((await jsm.consumers.info(stream, name)).config).toMatchObject({ max_deliver: 7, ack_wait: nanos(30_000) });
+    await second.stop();
+  });
+});

@@ -1,0 +1,172 @@
+import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '@costgov/log';
+import { resolveConsumeOptions, type Bus, type Consumer, type ResolvedConsumeOptions } from './bus';
+import { assertEventType, assertNamespace, defaultNamespace, serviceOf, toWire, type WireMessage } from './cloudevent';
+import { deliver } from './delivery';
+import { createGate } from './gate';
+import { consumerName, ensureConsumer, ensureStream, serviceSubjects } from './jetstream-setup';
+import { withPublishSpan } from './tracing';
+
+export interface NatsBusOptions {
+  /** One server or a comma-separated list. */
+  url: string;
+  namespace?: string;
+  logger: Logger;
+  /** Connection name shown in the server's monitoring. */
+  name?: string;
+}
+
+interface ConsumeRun {
+  gate: ReturnType<typeof createGate>;
+  handling: Set<Promise<void>>;
+  stopping: boolean;
+}
+
+/** The bus on NATS JetStream: durable pull consumers with explicit acks, one stream per producing service. */
+export async function createNatsBus({ url, namespace = defaultNamespace, logger, name }: NatsBusOptions): Promise<Bus> {
+  assertNamespace(namespace);
+  const log = logger.child({ component: 'bus', bus: 'nats' });
+  // A broker outage must not end the process: keep reconnecting, also before the first connection.
+  log.info({ servers: url.replace(/\/\/[^@/]*@/g, '//') }, 'connecting to NATS');
+  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, waitOnFirstConnect: true });
+  void logConnectionStatus(nc, log);
+  const jsm = await jetstreamManager(nc);
+  const js = jetstream(nc);
+
+  const streams = new Map<string, Promise<string>>();
+  const ensureServiceStream = (service: string): Promise<string> => {
+    let stream = streams.get(service);
+    if (!stream) {
+      stream = ensureStream(jsm, namespace, service);
+      streams.set(service, stream);
+      // Forget failures (and, in publish, streams deleted under us) so the next call tries again.
+      stream.catch(() => streams.delete(service));
+    }
+    return stream;
+  };
+  const consumers = new Set<Consumer>();
+
+  /** One pull subscription on the stream of `service`; the gate bounds handlers across all of them. */
+  async function subscribe(service: string, options: ResolvedConsumeOptions, run: ConsumeRun) {
+    const durable = consumerName(namespace, options.durable);
+    const setUp = async (): Promise<string> => {
+      const stream = await ensureServiceStream(service);
+      await ensureConsumer(jsm, stream, durable, serviceSubjects(namespace, service), options);
+      return stream;
+    };
+    const stream = await setUp();
+    const messages = await (await js.consumers.get(stream, durable)).consume({ max_messages: options.concurrency });
+    const recreate = () => {
+      streams.delete(service); // the stream may be gone too
+      return setUp();
+    };
+    void watchConsumer(messages, recreate, log.child({ durable: options.durable, stream }));
+    const loop = (async () => {
+      for await (const msg of messages) {
+        await run.gate.acquire();
+        if (run.stopping) {
+          run.gate.release();
+          msg.nak(); // pulled before stop: hand it to another consumer now rather than after the ack wait
+          continue;
+        }
+        const task = handle(msg, options).finally(run.gate.release);
+        run.handling.add(task);
+        void task.finally(() => run.handling.delete(task));
+      }
+    })();
+    return { messages, loop };
+  }
+
+  async function handle(msg: JsMsg, options: ResolvedConsumeOptions): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const key of msg.headers?.keys() ?? []) headers[key] = msg.headers?.get(key) ?? '';
+    const message: WireMessage = { subject: msg.subject, headers, body: msg.string() };
+    const settlement = await deliver({ message, deliveryCount: msg.info.deliveryCount, options, logger: log, system: 'nats' });
+    if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);
+    if (settlement.kind === 'term') return msg.term(settlement.reason);
+    try {
+      await msg.ackAck();
+    } catch (error) {
+      // The effect is done; the message comes back after the ack wait and the inbox skips it.
+      log.warn({ err: error, durable: options.durable, nats_subject: msg.subject }, 'ack not confirmed');
+    }
+  }
+
+  return {
+    async publish(event, options) {
+      assertEventType(event.type);
+      const service = serviceOf(event.type);
+      await ensureServiceStream(service);
+      const subject = `${namespace}.${event.type}`;
+      await withPublishSpan(event, { system: 'nats', subject }, async (sent) => {
+        const wire = toWire(sent, namespace);
+        const headers = natsHeaders();
+        for (const [key, value] of Object.entries(wire.headers)) headers.set(key, value);
+        try {
+          await js.publish(wire.subject, wire.body, { msgID: options?.dedupeId ?? event.id, headers });
+        } catch (error) {
+          streams.delete(service);
+          throw error;
+        }
+      });
+    },
+
+    async consume(consumeOptions) {
+      const options = resolveConsumeOptions(consumeOptions);
+      const run: ConsumeRun = { gate: createGate(options.concurrency), handling: new Set(), stopping: false };
+      const services = [...new Set(options.types.map(serviceOf))];
+      const outcomes = await Promise.allSettled(services.map((service) => subscribe(service, options, run)));
+      const subscriptions = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      const stop = async () => {
+        run.stopping = true;
+        for (const { messages } of subscriptions) messages.stop();
+        await Promise.all(subscriptions.map(({ loop }) => loop));
+        await Promise.allSettled([...run.handling]);
+      };
+      const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (failed) {
+        await stop(); // all services or none
+        throw failed.reason;
+      }
+      const consumer: Consumer = {
+        async stop() {
+          consumers.delete(consumer);
+          await stop();
+        },
+      };
+      consumers.add(consumer);
+      return consumer;
+    },
+
+    async close() {
+      await Promise.all([...consumers].map((consumer) => consumer.stop()));
+      if (!nc.isClosed()) await nc.drain();
+    },
+  };
+}
+
+/** Logs what needs an operator, and recreates a consumer (or its stream) deleted under us. */
+async function watchConsumer(messages: ConsumerMessages, setUp: () => Promise<unknown>, log: Logger): Promise<void> {
+  let recreating = false;
+  for await (const status of messages.status()) {
+    if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found' || status.type === 'stream_not_found') {
+      log.warn({ status: status.type }, 'consumer missing; recreating');
+      if (recreating) continue;
+      recreating = true;
+      setUp()
+        .catch((error: unknown) => log.error({ err: error }, 'cannot recreate consumer'))
+        .finally(() => (recreating = false));
+    } else if (status.type === 'heartbeats_missed') {
+      log.warn({ missed: status.count }, 'consumer heartbeats missed');
+    }
+  }
+}
+
+async function logConnectionStatus(nc: NatsConnection, log: Logger): Promise<void> {
+  for await (const status of nc.status()) {
+    if (status.type === 'disconnect') log.warn({ server: status.server }, 'NATS disconnected; reconnecting');
+    else if (status.type === 'reconnect') log.info({ server: status.server }, 'NATS reconnected');
+    else if (status.type === 'error') log.error({ err: status.error }, 'NATS connection error');
+  }
+}

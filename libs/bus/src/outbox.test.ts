@@ -1,0 +1,184 @@
+import { create } from '@bufbuild/protobuf';
+import { trace } from '@opentelemetry/api';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { events } from '@costgov/contracts';
+import { migrate, type Db } from '@costgov/db';
+import { freshDb } from '@costgov/testing';
+import type { Bus, Consumer } from './bus';
+import type { CloudEvent } from './cloudevent';
+import { createMemoryBus } from './memory';
+import { outboxMigration } from './migration';
+import { createOutbox } from './outbox';
+import { decodeEvent } from './protobuf';
+import { startOutboxRelay, type OutboxRelay } from './relay';
+import { busImplementations, captureLogger, eventually, recordSpans, type TestBus } from './test-support';
+
+recordSpans();
+const outbox = createOutbox({ source: 'budgets' });
+let db: Db;
+
+beforeAll(async () => {
+  db = await freshDb('bus_outbox');
+  await migrate(db, [outboxMigration]);
+});
+afterAll(() => db.close());
+beforeEach(() => db.query('DELETE FROM outbox'));
+
+const unpublished = async () =>
+  (await db.query<{ id: string }>('SELECT id FROM outbox WHERE published_at IS NULL ORDER BY created_at')).rows.map((row) => row.id);
+
+describe.each(busImplementations)('outbox relay on the $name bus', (implementation) => {
+  let testBus: TestBus;
+  let relay: OutboxRelay;
+  let consumer: Consumer;
+  let received: CloudEvent[];
+
+  beforeEach(async () => {
+    const { logger } = captureLogger();
+    testBus = await implementation.open(logger);
+    received = [];
+    consumer = await testBus.bus.consume({ durable: 'relayed', types: ['budgets.>'], handler: async (event) => void received.push(event) });
+    relay = startOutboxRelay({ db, bus: testBus.bus, logger, pollMs: 20 });
+  });
+  afterEach(async () => {
+    await relay.stop();
+    await consumer.stop();
+    await testBus.close();
+  });
+
+  it('publishes committed events in the order they were written, and never rolled-back ones', async () => {
+    const committed = await db.transaction(async (tx) => [
+      await outbox.add(tx, { type: 'budgets.project.created', subject: 'prj_1', data: { projectId: 'prj_1' } }),
+      await outbox.add(tx, { type: 'budgets.project.updated', subject: 'prj_1', data: { projectId: 'prj_1', name: 'b' } }),
+    ]);
+    await expect(
+      db.transaction(async (tx) => {
+        await outbox.add(tx, { type: 'budgets.project.deleted', data: { projectId: 'prj_1' } });
+        throw new Error('change refused');
+      }),
+    ).rejects.toThrow('change refused');
+
+    await eventually(() => expect(received.map((e) => e.id)).toEqual(committed.map((e) => e.id)));
+    expect(received.map(({ traceparent: _, ...event }) => event)).toEqual(committed);
+    expect(await unpublished()).toEqual([]);
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM outbox');
+    expect(rows[0]).toEqual({ n: 2 });
+  });
+
+  it('carries the trace context of the transaction that wrote the event', async () => {
+    const traceId = await trace.getTracer('test').startActiveSpan('request', async (span) => {
+      await db.transaction((tx) => outbox.add(tx, { type: 'budgets.budget.breached', subject: 'bdg_1', data: {} }));
+      span.end();
+      return span.spanContext().traceId;
+    });
+    await eventually(() => expect(received).toHaveLength(1));
+    expect(received[0]?.traceparent?.split('-')[1]).toBe(traceId);
+  });
+
+  it('flush() publishes everything pending and reports how many', async () => {
+    await relay.stop(); // only flush() publishes now
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 3; i++) await outbox.add(tx, { type: 'budgets.project.created', data: { i } });
+    });
+    expect(await relay.flush()).toBe(3);
+    expect(await relay.flush()).toBe(0);
+    await eventually(() => expect(received.map((e) => e.data)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]));
+  });
+});
+
+describe('outbox relay failures', () => {
+  it('logs a failed publish once and publishes on a later round, in order', async () => {
+    const { logger, lines } = captureLogger();
+    const inner = createMemoryBus({ logger });
+    const published: string[] = [];
+    let down = true;
+    const flaky: Bus = {
+      ...inner,
+      async publish(event) {
+        if (down) throw new Error('nats: no responders');
+        published.push(event.id);
+        await inner.publish(event);
+      },
+    };
+    const relay = startOutboxRelay({ db, bus: flaky, logger, pollMs: 10_000 });
+    await relay.flush(); // the first round, started at once, sees an empty outbox
+    const written = await db.transaction(async (tx) => [
+      await outbox.add(tx, { type: 'budgets.project.created', data: {} }),
+      await outbox.add(tx, { type: 'budgets.project.deleted', data: {} }),
+    ]);
+
+    expect(await relay.flush()).toBe(0);
+    expect(await relay.flush()).toBe(0);
+    expect(await unpublished()).toEqual(written.map((e) => e.id));
+    expect(lines.filter((line) => line.level === 'error')).toHaveLength(1);
+    expect(lines[0]?.err).toMatchObject({ message: 'nats: no responders' });
+
+    down = false;
+    expect(await relay.flush()).toBe(2);
+    expect(published).toEqual(written.map((e) => e.id));
+    expect(await unpublished()).toEqual([]);
+    await relay.stop();
+    await inner.close();
+  });
+
+  it.runIf(process.env.DATABASE_URL)('lets two relays on one Postgres share the outbox without publishing a row twice', async () => {
+    const { logger } = captureLogger();
+    const published: string[] = [];
+    const counting = { ...createMemoryBus({ logger }), publish: async (event: CloudEvent) => void published.push(event.id) };
+    for (let batch = 0; batch < 5; batch++) {
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < 20; i++) await outbox.add(tx, { type: 'budgets.project.created', data: { batch, i } });
+      });
+    }
+    const relays = [1, 2].map(() => startOutboxRelay({ db, bus: counting, logger, pollMs: 10_000, batchSize: 7 }));
+    const counts = await Promise.all(relays.map((relay) => relay.flush()));
+    await Promise.all(relays.map((relay) => relay.stop()));
+
+    expect(counts[0]! + counts[1]!).toBe(100);
+    expect(new Set(published).size).toBe(100);
+    expect(published).toHaveLength(100);
+  });
+});
+
+describe('outbox entries', () => {
+  it('encodes proto messages as JSON and decodes them back, ignoring unknown fields', async () => {
+    const message = create(events.ProjectDeletedSchema, { projectId: 'prj_1', teamId: 'team_1' });
+    const event = await db.transaction((tx) =>
+      outbox.addMessage(tx, { type: 'budgets.project.deleted', subject: 'prj_1', schema: events.ProjectDeletedSchema, message }),
+    );
+    expect(event.data).toEqual({ projectId: 'prj_1', teamId: 'team_1' });
+    const { rows } = await db.query<{ data: unknown }>('SELECT data FROM outbox WHERE id = $1', [event.id]);
+    expect(rows[0]?.data).toEqual({ projectId: 'prj_1', teamId: 'team_1' });
+
+    const fromNewerProducer = { ...event, data: { projectId: 'prj_1', teamId: 'team_1', reason: 'added later' } };
+    expect(decodeEvent(events.ProjectDeletedSchema, fromNewerProducer)).toMatchObject({ projectId: 'prj_1', teamId: 'team_1' });
+  });
+
+  it('writes every field, defaults included, for consumers that read raw JSON', async () => {
+    const message = create(events.ProjectChangedSchema, { projectId: 'prj_1' });
+    const event = await db.transaction((tx) =>
+      outbox.addMessage(tx, { type: 'budgets.project.created', schema: events.ProjectChangedSchema, message }),
+    );
+    expect(event.data).toMatchObject({ projectId: 'prj_1', name: '', connectionIds: [], changedFields: [] });
+  });
+
+  it('builds the envelope from the injected clock and id generator', async () => {
+    const fixed = createOutbox({ source: 'budgets', newId: () => 'evt_fixed', now: () => new Date('2025-03-04T05:06:07Z') });
+    const event = await db.transaction((tx) => fixed.add(tx, { type: 'budgets.project.created', data: { a: 1 } }));
+    expect(event).toEqual({
+      specversion: '1.0',
+      id: 'evt_fixed',
+      source: 'budgets',
+      type: 'budgets.project.created',
+      time: '2025-03-04T05:06:07.000Z',
+      datacontenttype: 'application/json',
+      data: { a: 1 },
+    });
+  });
+
+  it('refuses an event type that does not start with the producing service', async () => {
+    await expect(db.transaction((tx) => outbox.add(tx, { type: 'scanner.scan.completed', data: {} }))).rejects.toThrow(
+      /'scanner.scan.completed' must start with its producing service 'budgets.'/,
+    );
+  });
+});

@@ -1,0 +1,72 @@
+import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
+import type { Queryable } from '@costgov/db';
+import { newId as defaultNewId, type IdGenerator } from '@costgov/ids';
+import { assertEventType, serviceOf, type CloudEvent } from './cloudevent';
+import { encodePayload } from './protobuf';
+import { currentTraceHeaders } from './tracing';
+
+export interface OutboxOptions {
+  /** The producing service, e.g. `budgets`; every event type it adds starts with it. */
+  source: string;
+  newId?: IdGenerator;
+  now?: () => Date;
+}
+
+export interface OutboxEntry {
+  type: string;
+  subject?: string;
+  data: unknown;
+}
+
+export interface OutboxMessageEntry<Desc extends DescMessage> {
+  type: string;
+  subject?: string;
+  schema: Desc;
+  message: MessageShape<Desc>;
+}
+
+/** Envelope fields kept beside the payload until the relay publishes the row. */
+export type OutboxHeaders = Pick<CloudEvent, 'source' | 'time' | 'traceparent' | 'tracestate'>;
+
+/**
+ * Writes events in the caller's transaction, so an event exists if and only if its change committed.
+ * The relay (relay.ts) publishes them later.
+ */
+export function createOutbox({ source, newId = defaultNewId, now = () => new Date() }: OutboxOptions) {
+  async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
+    assertEventType(entry.type);
+    if (serviceOf(entry.type) !== source) {
+      throw new Error(`Event type '${entry.type}' must start with its producing service '${source}.' (it names the stream).`);
+    }
+    const event: CloudEvent = {
+      specversion: '1.0',
+      id: newId('event'),
+      source,
+      type: entry.type,
+      time: now().toISOString(),
+      datacontenttype: 'application/json',
+      data: entry.data ?? null,
+      ...currentTraceHeaders(),
+    };
+    if (entry.subject !== undefined) event.subject = entry.subject;
+    const headers: OutboxHeaders = { source, time: event.time, traceparent: event.traceparent, tracestate: event.tracestate };
+    await tx.query('INSERT INTO outbox (id, type, subject, data, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)', [
+      event.id,
+      event.type,
+      event.subject ?? null,
+      JSON.stringify(event.data),
+      JSON.stringify(headers),
+    ]);
+    return event;
+  }
+
+  return {
+    add,
+    /** Adds an event whose payload is a proto message (see protobuf.ts). */
+    addMessage<Desc extends DescMessage>(tx: Queryable, entry: OutboxMessageEntry<Desc>): Promise<CloudEvent> {
+      return add(tx, { type: entry.type, subject: entry.subject, data: encodePayload(entry.schema, entry.message) });
+    },
+  };
+}
+
+export type Outbox = ReturnType<typeof createOutbox>;

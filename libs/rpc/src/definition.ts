@@ -1,0 +1,59 @@
+import type { MethodDefinition, ServiceClientConstructor, ServiceDefinition } from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
+import { fromBinary, toBinary, type DescMessage, type DescService, type Message } from '@bufbuild/protobuf';
+
+const definitions = new WeakMap<DescService, ServiceDefinition>();
+const clientConstructors = new WeakMap<DescService, ServiceClientConstructor>();
+
+export const methodPath = (service: DescService, methodName: string): string =>
+  `/${service.typeName}/${methodName}`;
+
+/**
+ * The grpc-js definition of a protobuf-es service, keyed by each method's localName. Going through
+ * grpc-js's own service definitions (not raw makeUnaryRequest glue) is what lets the OpenTelemetry
+ * grpc instrumentation trace both ends.
+ */
+export function grpcDefinitionOf(service: DescService): ServiceDefinition {
+  const known = definitions.get(service);
+  if (known) return known;
+  const definition: Record<string, MethodDefinition<Message, Message>> = {};
+  for (const method of service.methods) {
+    if (method.methodKind !== 'unary') {
+      throw new Error(
+        `${service.typeName}.${method.name} is a ${method.methodKind} method; @costgov/rpc adapts unary methods only.`,
+      );
+    }
+    definition[method.localName] = {
+      path: methodPath(service, method.name),
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: serializerOf(method.input),
+      requestDeserialize: deserializerOf(method.input),
+      responseSerialize: serializerOf(method.output),
+      responseDeserialize: deserializerOf(method.output),
+    };
+  }
+  definitions.set(service, definition);
+  return definition;
+}
+
+/** One client class per service, so the instrumentation wraps its methods once. */
+export function clientConstructorOf(service: DescService): ServiceClientConstructor {
+  let constructor = clientConstructors.get(service);
+  if (!constructor) {
+    constructor = grpc.makeGenericClientConstructor(grpcDefinitionOf(service), service.typeName);
+    clientConstructors.set(service, constructor);
+  }
+  return constructor;
+}
+
+function serializerOf(schema: DescMessage): (message: Message) => Buffer {
+  return (message) => {
+    const bytes = toBinary(schema, message);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  };
+}
+
+function deserializerOf(schema: DescMessage): (bytes: Buffer) => Message {
+  return (bytes) => fromBinary(schema, bytes);
+}

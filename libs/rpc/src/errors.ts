@@ -1,0 +1,149 @@
+import { Metadata, status as Status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { anyPack, anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
+import { rpcErrors, rpcStatus } from '@costgov/contracts';
+import {
+  BadRequestError,
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthenticatedError,
+  UnavailableError,
+  ValidationError,
+  type ErrorCode,
+  type FieldViolation,
+} from '@costgov/errors';
+
+/** ErrorInfo.domain of errors our services raise on purpose; a status without it came from the transport. */
+export const errorDomain = 'costgov';
+
+const detailsTrailer = 'grpc-status-details-bin';
+const internalMessage = 'An internal error occurred.';
+
+/** The gRPC status of each domain code: the one place that decides it. */
+export const grpcStatusOf: Record<ErrorCode, Status> = {
+  bad_request: Status.INVALID_ARGUMENT,
+  validation_error: Status.INVALID_ARGUMENT,
+  not_found: Status.NOT_FOUND,
+  // Duplicates and illegal state changes share the code `conflict`; ErrorInfo.reason keeps it exact.
+  conflict: Status.FAILED_PRECONDITION,
+  unauthorized: Status.UNAUTHENTICATED,
+  forbidden: Status.PERMISSION_DENIED,
+  rate_limited: Status.RESOURCE_EXHAUSTED,
+  service_unavailable: Status.UNAVAILABLE,
+  internal_error: Status.INTERNAL,
+};
+
+/**
+ * Domain code of a status that carries no ErrorInfo of ours. RESOURCE_EXHAUSTED is missing on purpose:
+ * without our ErrorInfo it means an oversized message, not a rate limit.
+ */
+const codeOfForeignStatus: Partial<Record<Status, ErrorCode>> = {
+  [Status.INVALID_ARGUMENT]: 'bad_request',
+  [Status.OUT_OF_RANGE]: 'bad_request',
+  [Status.NOT_FOUND]: 'not_found',
+  [Status.ALREADY_EXISTS]: 'conflict',
+  [Status.FAILED_PRECONDITION]: 'conflict',
+  [Status.ABORTED]: 'conflict',
+  [Status.UNAUTHENTICATED]: 'unauthorized',
+  [Status.PERMISSION_DENIED]: 'forbidden',
+  [Status.UNAVAILABLE]: 'service_unavailable',
+  [Status.DEADLINE_EXCEEDED]: 'service_unavailable',
+  [Status.CANCELLED]: 'service_unavailable',
+};
+
+/** The class a caller gets back for each code, so `instanceof NotFoundError` works across the wire. */
+const classOf: Record<ErrorCode, new (...args: never[]) => DomainError> = {
+  bad_request: BadRequestError,
+  validation_error: ValidationError,
+  not_found: NotFoundError,
+  conflict: ConflictError,
+  unauthorized: UnauthenticatedError,
+  forbidden: ForbiddenError,
+  rate_limited: DomainError,
+  service_unavailable: UnavailableError,
+  internal_error: DomainError,
+};
+
+const isErrorCode = (value: string): value is ErrorCode => Object.hasOwn(grpcStatusOf, value);
+
+/**
+ * The status a handler's failure answers with. A DomainError travels whole (code in ErrorInfo, field
+ * violations in BadRequest); anything else becomes a generic INTERNAL so no message or stack leaks.
+ */
+export function toGrpcStatus(error: unknown): StatusObject {
+  const domain = error instanceof DomainError ? error : new DomainError('internal_error', internalMessage);
+  const code = grpcStatusOf[domain.code];
+  const details: Any[] = [
+    anyPack(
+      rpcErrors.ErrorInfoSchema,
+      create(rpcErrors.ErrorInfoSchema, { reason: domain.code, domain: errorDomain }),
+    ),
+  ];
+  if (domain.details.length > 0) {
+    const fieldViolations = domain.details.map(({ field, message }) => ({ field, description: message }));
+    details.push(
+      anyPack(rpcErrors.BadRequestSchema, create(rpcErrors.BadRequestSchema, { fieldViolations })),
+    );
+  }
+  const status = create(rpcStatus.StatusSchema, { code, message: domain.message, details });
+  const metadata = new Metadata();
+  metadata.set(detailsTrailer, Buffer.from(toBinary(rpcStatus.StatusSchema, status)));
+  return { code, details: domain.message, metadata };
+}
+
+/**
+ * The DomainError a failed call stands for: the same class, code, message and details the server threw.
+ * A down or slow backend (no details, UNAVAILABLE or DEADLINE_EXCEEDED) is an UnavailableError, which the
+ * gateway answers with 503; transport messages (addresses, parser errors) are kept only as `cause`.
+ */
+export function toDomainError(error: unknown): DomainError {
+  if (error instanceof DomainError) return error;
+  if (!isServiceError(error)) return withCause(new DomainError('internal_error', internalMessage), error);
+
+  const status = statusDetailsOf(error.metadata);
+  const info = status?.details
+    .map((any) => anyUnpack(any, rpcErrors.ErrorInfoSchema))
+    .find((unpacked) => unpacked?.domain === errorDomain);
+  const violations: FieldViolation[] = (status?.details ?? []).flatMap(
+    (any) =>
+      anyUnpack(any, rpcErrors.BadRequestSchema)?.fieldViolations.map(({ field, description }) => ({
+        field,
+        message: description,
+      })) ?? [],
+  );
+  if (info && isErrorCode(info.reason))
+    return domainError(info.reason, status?.message ?? error.details, violations);
+
+  let code = codeOfForeignStatus[error.code as Status] ?? 'internal_error';
+  if (code === 'bad_request' && violations.length > 0) code = 'validation_error';
+  if (code === 'service_unavailable') return withCause(new UnavailableError(), error);
+  if (code === 'internal_error') return withCause(new DomainError('internal_error', internalMessage), error);
+  return withCause(domainError(code, error.details, violations), error);
+}
+
+function domainError(code: ErrorCode, message: string, details: FieldViolation[]): DomainError {
+  // Runs DomainError's constructor with the canonical class as new.target: that class's prototype and name,
+  // with exactly this message and these details, whatever arguments the subclass's constructor takes.
+  return Reflect.construct(DomainError, [code, message, details], classOf[code]) as DomainError;
+}
+
+function isServiceError(error: unknown): error is ServiceError {
+  return error instanceof Error && typeof (error as ServiceError).code === 'number' && 'metadata' in error;
+}
+
+function statusDetailsOf(metadata: Metadata | undefined): rpcStatus.Status | undefined {
+  const bytes = metadata?.get(detailsTrailer)[0];
+  if (!(bytes instanceof Buffer)) return undefined;
+  try {
+    return fromBinary(rpcStatus.StatusSchema, bytes);
+  } catch {
+    return undefined; // A malformed trailer from a foreign server: fall back to the status code.
+  }
+}
+
+function withCause<E extends Error>(error: E, cause: unknown): E {
+  error.cause = cause;
+  return error;
+}

@@ -1,0 +1,47 @@
+// Test-only: a real server with a budgets.ProjectsService whose handlers each test replaces.
+import { budgets } from '@costgov/contracts';
+import { createRpcServer, type RpcServer, type ServiceImpl } from './server';
+
+type Projects = ServiceImpl<typeof budgets.ProjectsService>;
+
+const notStubbed = async (): Promise<never> => {
+  throw new Error('This test did not stub the method it called.');
+};
+
+export function recordingLogger() {
+  const lines = { debug: [] as unknown[][], error: [] as unknown[][] };
+  const logger = {
+    debug: (...args: unknown[]) => void lines.debug.push(args),
+    error: (...args: unknown[]) => void lines.error.push(args),
+  };
+  return { lines, logger };
+}
+
+export interface ProjectsServer {
+  server: RpcServer;
+  address: string;
+  /** The handlers behind the server; assign one to change what the next call does. */
+  handlers: Projects;
+  logs: ReturnType<typeof recordingLogger>['lines'];
+}
+
+export async function startProjectsServer(): Promise<ProjectsServer> {
+  const { lines, logger } = recordingLogger();
+  const handlers: Projects = {
+    createProject: notStubbed,
+    getProject: notStubbed,
+    listProjects: notStubbed,
+    updateProject: notStubbed,
+    deleteProject: notStubbed,
+  };
+  const server = createRpcServer({ logger });
+  server.add(budgets.ProjectsService, {
+    createProject: (request, ctx) => handlers.createProject(request, ctx),
+    getProject: (request, ctx) => handlers.getProject(request, ctx),
+    listProjects: (request, ctx) => handlers.listProjects(request, ctx),
+    updateProject: (request, ctx) => handlers.updateProject(request, ctx),
+    deleteProject: (request, ctx) => handlers.deleteProject(request, ctx),
+  });
+  const port = await server.listen('127.0.0.1:0');
+  return { server, address: `127.0.0.1:${port}`, handlers, logs: lines };
+}

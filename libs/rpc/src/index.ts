@@ -1,0 +1,5 @@
+export { createRpcServer, type RpcServer, type RpcServerDeps, type ServiceImpl } from './server';
+export { createRpcClient, type RpcClient, type RpcClientOptions } from './client';
+export { errorDomain, grpcStatusOf, toDomainError, toGrpcStatus } from './errors';
+export type { CallContext } from './context';
+export { checkHealth, type ServingStatus } from './health';

@@ -1,0 +1,117 @@
+import * as grpc from '@grpc/grpc-js';
+import {
+  create,
+  type DescMethod,
+  type DescMethodUnary,
+  type DescService,
+  type Message,
+} from '@bufbuild/protobuf';
+import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import { DomainError } from '@costgov/errors';
+import { withLogContext, type Logger } from '@costgov/log';
+import { contextOf, type CallContext } from './context';
+import { grpcDefinitionOf, methodPath } from './definition';
+import { toGrpcStatus } from './errors';
+import { addHealthService } from './health';
+
+/** A handler per RPC, named by its localName (`createProject`), typed from the descriptor. */
+export type ServiceImpl<S extends DescService> = {
+  [K in keyof S['method']]: S['method'][K] extends DescMethodUnary<infer I, infer O>
+    ? (request: MessageShape<I>, ctx: CallContext) => Promise<MessageInitShape<O>>
+    : never;
+};
+
+type UnaryHandler = (request: Message, ctx: CallContext) => Promise<MessageInitShape<DescMethod['output']>>;
+
+export interface RpcServerDeps {
+  logger: Pick<Logger, 'debug' | 'error'>;
+}
+
+export type RpcServer = ReturnType<typeof createRpcServer>;
+
+export function createRpcServer({ logger }: RpcServerDeps) {
+  const server = new grpc.Server();
+  const health = addHealthService(server);
+  const services = new Set<string>(['']);
+
+  return {
+    add<S extends DescService>(service: S, impl: ServiceImpl<S>): void {
+      const definition = grpcDefinitionOf(service); // first, so a streaming method is named as the problem
+      const handlers: grpc.UntypedServiceImplementation = {};
+      for (const method of service.methods) {
+        const handle = (impl as Record<string, UnaryHandler | undefined>)[method.localName];
+        if (typeof handle !== 'function') {
+          throw new Error(`${service.typeName}: no handler for ${method.localName} (rpc ${method.name}).`);
+        }
+        handlers[method.localName] = unaryHandler(method, handle, logger);
+      }
+      server.addService(definition, handlers);
+      services.add(service.typeName);
+      health.setStatus(service.typeName, 'SERVING');
+    },
+
+    /** Binds 'host:port' (port 0 picks a free one) and resolves with the bound port. */
+    listen(address: string): Promise<number> {
+      return new Promise((resolve, reject) => {
+        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) =>
+          error ? reject(error) : resolve(port),
+        );
+      });
+    },
+
+    /** Health status of a registered service by its full name, or of the whole server for ''. */
+    setServing(serviceName: string, serving: boolean): void {
+      if (!services.has(serviceName)) {
+        throw new Error(
+          `Unknown service '${serviceName}'; known: ${[...services].map((s) => `'${s}'`).join(', ')}.`,
+        );
+      }
+      health.setStatus(serviceName, serving ? 'SERVING' : 'NOT_SERVING');
+    },
+
+    /** Refuses new calls, lets in-flight ones finish for up to graceMs, then cancels what is left. */
+    async shutdown(graceMs = 10_000): Promise<void> {
+      for (const name of services) health.setStatus(name, 'NOT_SERVING');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+function unaryHandler(
+  method: DescMethod,
+  handle: UnaryHandler,
+  logger: RpcServerDeps['logger'],
+): grpc.handleUnaryCall<Message, Message> {
+  const path = methodPath(method.parent, method.name);
+  return (call, callback) => {
+    const started = performance.now();
+    const ctx = contextOf(call.metadata, call.getDeadline());
+    void withLogContext({ requestId: ctx.requestId, teamId: ctx.teamId }, async () => {
+      let response: Message | undefined;
+      let failure: grpc.StatusObject | undefined;
+      try {
+        response = create(method.output, await handle(call.request, ctx));
+      } catch (error) {
+        failure = toGrpcStatus(error);
+        if (!(error instanceof DomainError) || error.code === 'internal_error') {
+          logger.error({ err: error, method: path }, 'rpc handler failed');
+        }
+      }
+      if (failure) callback(failure);
+      else callback(null, response);
+      // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
+      const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      logger.debug({ method: path, code: grpc.status[code], ms }, 'rpc call');
+    });
+  };
+}

@@ -1,0 +1,3 @@
+export * from './service';
+export * from './standalone';
+export * from './bus';

@@ -1,0 +1,102 @@
+import { consumeWithInbox, createOutbox, outboxMigration, startOutboxRelay, type Bus, type CloudEvent } from '@costgov/bus';
+import { migrate, openDb, type Db, type Migration, type Queryable } from '@costgov/db';
+import { newId, type IdGenerator } from '@costgov/ids';
+import type { Logger } from '@costgov/log';
+import { createRpcServer, type RpcServer } from '@costgov/rpc';
+
+export type Outbox = ReturnType<typeof createOutbox>;
+
+export interface EventHandlerOptions {
+  /** Durable consumer name, unique per consuming service and purpose. */
+  durable: string;
+  types: string[];
+  handler: (tx: Queryable, event: CloudEvent) => Promise<void>;
+}
+
+/** What a service module gets from the composition root: every outside dependency, nothing global. */
+export interface ServiceContext {
+  name: string;
+  logger: Logger;
+  db: Db;
+  bus: Bus;
+  rpc: RpcServer;
+  outbox: Outbox;
+  newId: IdGenerator;
+  now: () => Date;
+  env: NodeJS.ProcessEnv;
+  /** Starts an idempotent consumer (inbox in this service's database) that stops with the service. */
+  consume(options: EventHandlerOptions): Promise<void>;
+}
+
+export interface ServiceModule {
+  name: string;
+  migrations: Migration[];
+  /** Registers the gRPC services and consumers; may return a hook that runs at shutdown. */
+  start(ctx: ServiceContext): Promise<void | (() => Promise<void>)>;
+}
+
+export interface StartOptions {
+  logger: Logger;
+  bus: Bus;
+  databaseUrl?: string;
+  dataDir: string;
+  /** `host:port` for the gRPC server; port 0 picks a free one. */
+  grpcAddress: string;
+  env?: NodeJS.ProcessEnv;
+  now?: () => Date;
+  /** Opens the service's database; tests pass one that makes a fresh schema. */
+  openDb?: (service: string) => Promise<Db>;
+}
+
+export interface RunningService {
+  name: string;
+  /** Bound gRPC port. */
+  port: number;
+  db: Db;
+  stop(): Promise<void>;
+}
+
+/** Opens the service's database, migrates it, starts its gRPC server, consumers and outbox relay. */
+export async function startService(module: ServiceModule, options: StartOptions): Promise<RunningService> {
+  const logger = options.logger.child({ service: module.name });
+  const db = options.openDb
+    ? await options.openDb(module.name)
+    : await openDb({ service: module.name, databaseUrl: options.databaseUrl, dataDir: options.dataDir });
+  const applied = await migrate(db, [outboxMigration, ...module.migrations]);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+
+  const rpc = createRpcServer({ logger });
+  const consumers: Array<{ stop(): Promise<void> }> = [];
+  const ctx: ServiceContext = {
+    name: module.name,
+    logger,
+    db,
+    bus: options.bus,
+    rpc,
+    outbox: createOutbox({ source: module.name }),
+    newId,
+    now: options.now ?? (() => new Date()),
+    env: options.env ?? process.env,
+    async consume({ durable, types, handler }) {
+      consumers.push(await consumeWithInbox({ db, bus: options.bus, durable, types, handler, logger }));
+    },
+  };
+  const onStop = await module.start(ctx);
+  const port = await rpc.listen(options.grpcAddress);
+  const relay = startOutboxRelay({ db, bus: options.bus, logger });
+  logger.info({ port }, 'service started');
+
+  return {
+    name: module.name,
+    port,
+    db,
+    async stop() {
+      await rpc.shutdown();
+      for (const consumer of consumers) await consumer.stop();
+      await relay.stop();
+      if (onStop) await onStop();
+      await db.close();
+      logger.info('service stopped');
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export { startTelemetry } from './tracing';
+export { metrics, startMetricsServer } from './metrics';

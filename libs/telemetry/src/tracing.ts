@@ -1,0 +1,32 @@
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+let sdk: NodeSDK | undefined;
+
+/**
+ * Starts OpenTelemetry tracing. Must run before express, grpc-js, pg or http are loaded, so each
+ * process's `instrument.ts` calls it and `main.ts` imports that file first. Spans are always recorded
+ * (logs carry their trace ids); they are exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+ */
+export function startTelemetry(serviceName: string): { shutdown(): Promise<void> } {
+  if (sdk) return sdk;
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  sdk = new NodeSDK({
+    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }),
+    spanProcessors: endpoint ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
+    instrumentations: [
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') }),
+      new ExpressInstrumentation(),
+      new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
+      new PgInstrumentation(),
+    ],
+  });
+  sdk.start();
+  return sdk;
+}

@@ -1,0 +1,71 @@
+import { budgetsModule } from '@costgov/budgets';
+import type { Bus } from '@costgov/bus';
+import type { Db } from '@costgov/db';
+import { gatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@costgov/gateway';
+import { identityModule, printBootstrap, type BootstrapResult } from '@costgov/identity';
+import type { Logger } from '@costgov/log';
+import { connectBus, startService, type RunningService } from '@costgov/runtime';
+import { violationsModule } from '@costgov/violations';
+
+export const systemConfig = gatewayConfig;
+
+export interface RunningSystem {
+  url: string;
+  gateway: RunningGateway;
+  services: RunningService[];
+  bus: Bus;
+  bootstrap?: BootstrapResult;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service in this one process: the embedded default (PGlite per service under DATA_DIR, the
+ * in-process bus) or, with DATABASE_URL / NATS_URL set, the same on real Postgres and NATS. gRPC still
+ * runs on loopback ports, so requests take the production path.
+ */
+export async function startSystem(
+  config: GatewayConfig,
+  logger: Logger,
+  options: { env?: NodeJS.ProcessEnv; quietBootstrap?: boolean; openDb?: (service: string) => Promise<Db>; bus?: Bus } = {},
+): Promise<RunningSystem> {
+  const bus = options.bus ?? (await connectBus(config, logger));
+  let bootstrap: BootstrapResult | undefined;
+  const shared = {
+    logger,
+    bus,
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    grpcAddress: '127.0.0.1:0',
+    env: options.env ?? process.env,
+    openDb: options.openDb,
+  };
+  const identity = await startService(
+    identityModule({ onBootstrap: (result) => (bootstrap = result) }),
+    shared,
+  );
+  const budgets = await startService(budgetsModule(), shared);
+  const violations = await startService(violationsModule(), shared);
+  const services = [identity, budgets, violations];
+  const gateway = await startGateway(
+    {
+      ...config,
+      IDENTITY_ADDR: `127.0.0.1:${identity.port}`,
+      BUDGETS_ADDR: `127.0.0.1:${budgets.port}`,
+      VIOLATIONS_ADDR: `127.0.0.1:${violations.port}`,
+    },
+    logger,
+  );
+  if (bootstrap && !options.quietBootstrap) printBootstrap(bootstrap);
+  return {
+    url: `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${gateway.port}`,
+    gateway,
+    services,
+    bus,
+    bootstrap,
+    async stop() {
+      await gateway.stop();
+      for (const service of [...services].reverse()) await service.stop();
+      await bus.close();
+    },
+  };
+}

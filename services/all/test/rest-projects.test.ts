@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '@costgov/config';
+import { identity } from '@costgov/contracts';
+import { createLogger } from '@costgov/log';
+import { createRpcClient } from '@costgov/rpc';
+import { eventually, freshDb, testBus } from '@costgov/testing';
+import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+
+const logger = createLogger('test', 'silent');
+const bootstrapKey = 'cg_live_resttestbootstrapkey0000000000000000';
+let system: RunningSystem;
+let otherTeamKey: string;
+let readOnlyKey: string;
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+async function call(method: string, path: string, options: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key === undefined ? bootstrapKey : options.key;
+  if (key) headers.authorization = `Bearer ${key}`;
+  let body: string | undefined;
+  if (options.raw !== undefined) body = options.raw;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const response = await fetch(`${system.url}${path}`, { method, headers, body });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+beforeAll(async () => {
+  const config = loadConfig(systemConfig, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory' });
+  system = await startSystem(config, logger, {
+    env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
+    quietBootstrap: true,
+    openDb: (service) => freshDb(service),
+    bus: await testBus(logger),
+  });
+  const identityPort = system.services.find((s) => s.name === 'identity')!.port;
+  const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
+  const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
+  otherTeamKey = (await identityClient.createApiKey({ name: 'ci', scopes: ['guard:read', 'guard:write'] }, { teamId: other.id })).secret;
+  readOnlyKey = (
+    await identityClient.createApiKey({ name: 'dashboard', scopes: ['guard:read'] }, { teamId: system.bootstrap!.teamId })
+  ).secret;
+  identityClient.close();
+});
+
+afterAll(() => system?.stop());
+
+const expectError = (reply: Reply, status: number, code: string) => {
+  expect(reply.status).toBe(status);
+  expect(reply.body.error).toMatchObject({ code, message: expect.any(String), details: expect.any(Array) });
+  expect(reply.headers.get('x-request-id')).toBeTruthy();
+};
+
+describe('REST /v1/guard/projects through the gateway', () => {
+  describe('authentication', () => {
+    it.each([
+      ['no credential', null],
+      ['an unknown key', 'cg_live_unknownunknownunknownunknown0000'],
+      ['a malformed header', 'not a bearer'],
+    ])('answers 401 to %s, with WWW-Authenticate', async (_case, key) => {
+      const reply =
+        key === 'not a bearer'
+          ? await call('GET', '/v1/guard/projects', { key: null, headers: { authorization: 'Basic abc' } })
+          : await call('GET', '/v1/guard/projects', { key });
+      expectError(reply, 401, 'unauthorized');
+      expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    });
+
+    it('answers 403 to a write with a read-only key, and lets it read', async () => {
+      expectError(await call('POST', '/v1/guard/projects', { key: readOnlyKey, body: { name: 'nope' } }), 403, 'forbidden');
+      expect((await call('GET', '/v1/guard/projects', { key: readOnlyKey })).status).toBe(200);
+    });
+  });
+
+  describe('lifecycle', () => {
+    it('creates, lists, reads, updates and deletes a project', async () => {
+      const created = await call('POST', '/v1/guard/projects', {
+        body: { name: 'checkout', connection_ids: [], approval_rules: { require_approval_above: 1000, approvers: ['u_1'] } },
+      });
+      expect(created.status).toBe(201);
+      const id = created.body.data.id as string;
+      expect(created.headers.get('location')).toBe(`/v1/guard/projects/${id}`);
+      expect(created.body.data).toMatchObject({
+        name: 'checkout',
+        status: 'active',
+        connection_ids: [],
+        budget_count: 0,
+        violation_count: 0,
+        budgets: [],
+        approval_rules: { require_approval_above: 1000, approvers: ['u_1'] },
+      });
+      expect(new Date(created.body.data.created_at).toISOString()).toBe(created.body.data.created_at);
+
+      const list = await call('GET', '/v1/guard/projects?status=active&per_page=10');
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((p: { id: string }) => p.id)).toContain(id);
+      expect(list.body.meta).toMatchObject({ current_page: 1, per_page: 10, total_pages: 1, total_count: list.body.data.length });
+      expect(list.body.data[0]).not.toHaveProperty('approval_rules');
+
+      const read = await call('GET', `/v1/guard/projects/${id}`);
+      expect(read.status).toBe(200);
+      expect(read.body.data).toMatchObject({ id, budgets: [], approval_rules: { approvers: ['u_1'] } });
+
+      const patched = await call('PATCH', `/v1/guard/projects/${id}`, { body: { name: 'checkout-v2', status: 'archived', approval_rules: null } });
+      expect(patched.status).toBe(200);
+      expect(patched.body.data).toMatchObject({ name: 'checkout-v2', status: 'archived', approval_rules: null });
+      const archived = await call('GET', '/v1/guard/projects?status=archived');
+      expect(archived.body.data.map((p: { id: string }) => p.id)).toEqual([id]);
+
+      const deleted = await fetch(`${system.url}/v1/guard/projects/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${bootstrapKey}` } });
+      expect(deleted.status).toBe(204);
+      expect(await deleted.text()).toBe('');
+      expectError(await call('GET', `/v1/guard/projects/${id}`), 404, 'not_found');
+
+      // The violations service consumes project.deleted and records the purge once.
+      const violations = system.services.find((s) => s.name === 'violations')!;
+      const purge = await eventually(async () => {
+        const { rows } = await violations.db.query<{ project_id: string }>('SELECT project_id FROM project_purges WHERE project_id = $1', [id]);
+        return rows[0];
+      });
+      expect(purge.project_id).toBe(id);
+    });
+
+    it('answers 409 to a duplicate name', async () => {
+      expect((await call('POST', '/v1/guard/projects', { body: { name: 'dup' } })).status).toBe(201);
+      const again = await call('POST', '/v1/guard/projects', { body: { name: 'DUP' } });
+      expectError(again, 409, 'conflict');
+      expect(again.body.error.details).toEqual([{ field: 'name', message: 'is taken' }]);
+    });
+  });
+
+  describe('bad input changes nothing', () => {
+    it.each([
+      ['malformed JSON', { raw: '{"name": ' }, 400, 'bad_request'],
+      ['a wrong type', { body: { name: 42 } }, 422, 'validation_error'],
+      ['a missing name', { body: { connection_ids: [] } }, 422, 'validation_error'],
+      ['an unknown field', { body: { name: 'x', colour: 'red' } }, 422, 'validation_error'],
+      ['a blank name', { body: { name: '  ' } }, 422, 'validation_error'],
+      ['approval rules of the wrong shape', { body: { name: 'y', approval_rules: { approvers: 'me' } } }, 422, 'validation_error'],
+      ['a body over 1 MiB', { body: { name: 'z'.repeat(1_100_000) } }, 413, 'bad_request'],
+    ])('answers %s with the envelope', async (_case, options, status, code) => {
+      const before = (await call('GET', '/v1/guard/projects?per_page=100')).body.meta.total_count;
+      const reply = await call('POST', '/v1/guard/projects', options);
+      expectError(reply, status, code);
+      if (status === 422) expect(reply.body.error.details.length).toBeGreaterThan(0);
+      expect((await call('GET', '/v1/guard/projects?per_page=100')).body.meta.total_count).toBe(before);
+    });
+
+    it.each([
+      ['per_page over 100', '?per_page=500'],
+      ['per_page zero', '?per_page=0'],
+      ['page zero', '?page=0'],
+      ['a non-numeric page', '?page=two'],
+      ['an unknown status', '?status=deleted'],
+      ['an unknown parameter', '?colour=red'],
+    ])('answers 400 to %s', async (_case, query) => {
+      const reply = await call('GET', `/v1/guard/projects${query}`);
+      expectError(reply, 400, 'bad_request');
+      expect(reply.body.error.details.length).toBeGreaterThan(0);
+    });
+
+    it('answers 404 to unknown routes and methods, with the envelope', async () => {
+      expectError(await call('GET', '/v1/guard/nothing-here'), 404, 'not_found');
+      expectError(await call('PUT', '/v1/guard/projects/prj_x', { body: { name: 'x' } }), 404, 'not_found');
+      expectError(await call('GET', '/nowhere', { key: null }), 404, 'not_found');
+    });
+  });
+
+  describe('tenant isolation', () => {
+    it("answers 404 to another team's id on every route and changes nothing", async () => {
+      const mine = (await call('POST', '/v1/guard/projects', { body: { name: 'private' } })).body.data;
+      expectError(await call('GET', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey }), 404, 'not_found');
+      expectError(await call('PATCH', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey, body: { name: 'mine now' } }), 404, 'not_found');
+      expectError(await call('DELETE', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey }), 404, 'not_found');
+      const theirs = await call('GET', '/v1/guard/projects', { key: otherTeamKey });
+      expect(theirs.body.data.map((p: { id: string }) => p.id)).not.toContain(mine.id);
+      expect((await call('GET', `/v1/guard/projects/${mine.id}`)).body.data.name).toBe('private');
+    });
+  });
+
+  describe('operational endpoints', () => {
+    it('echoes a sane X-Request-Id and makes one otherwise', async () => {
+      const echoed = await call('GET', '/v1/guard/projects', { headers: { 'x-request-id': 'ci-run-12345678' } });
+      expect(echoed.headers.get('x-request-id')).toBe('ci-run-12345678');
+      const made = await call('GET', '/v1/guard/projects', { headers: { 'x-request-id': 'bad id with spaces' } });
+      expect(made.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
+    });
+
+    it('serves health, readiness and the OpenAPI document without a credential', async () => {
+      expect((await call('GET', '/healthz', { key: null })).status).toBe(200);
+      const ready = await call('GET', '/readyz', { key: null });
+      expect(ready.body).toEqual({ status: 'ready', backends: { identity: true, budgets: true, violations: true } });
+      const doc = await call('GET', '/v1/openapi.json', { key: null });
+      expect(doc.body.openapi).toMatch(/^3\.1/);
+      expect(doc.body.paths).toHaveProperty('/v1/guard/projects');
+    });
+  });
+});

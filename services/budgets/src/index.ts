@@ -1,0 +1,1 @@
+export { budgetsModule } from './module';

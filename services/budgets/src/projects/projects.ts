@@ -1,0 +1,236 @@
+import { create } from '@bufbuild/protobuf';
+import { events } from '@costgov/contracts';
+import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import { BadRequestError, ConflictError, NotFoundError, Violations } from '@costgov/errors';
+import type { IdGenerator } from '@costgov/ids';
+import type { Outbox } from '@costgov/runtime';
+import {
+  checkApprovalRules,
+  checkConnectionIds,
+  checkName,
+  checkStatus,
+  projectStatuses,
+  type ApprovalRules,
+  type ProjectStatus,
+} from './validation';
+
+export interface Project {
+  id: string;
+  teamId: string;
+  name: string;
+  status: ProjectStatus;
+  connectionIds: string[];
+  approvalRules: ApprovalRules | null;
+  budgetCount: number;
+  violationCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface BudgetSummary {
+  id: string;
+  name: string;
+  amount: number;
+  currency: string;
+  period: string;
+  percentageUsed: number;
+  status: string;
+}
+
+export interface ProjectDetail extends Project {
+  budgets: BudgetSummary[];
+}
+
+export interface CreateProjectInput {
+  name: string;
+  connectionIds?: string[];
+  approvalRules?: { requireApprovalAbove?: number; approvers: string[] };
+}
+
+export interface UpdateProjectInput {
+  name?: string;
+  status?: string;
+  connectionIds?: string[];
+  /** null removes the rules; undefined leaves them. */
+  approvalRules?: { requireApprovalAbove?: number; approvers: string[] } | null;
+}
+
+export interface ListProjectsInput {
+  status?: string;
+  connectionId?: string;
+  page?: number;
+  perPage?: number;
+}
+
+interface ProjectRow {
+  id: string;
+  team_id: string;
+  name: string;
+  status: ProjectStatus;
+  connection_ids: string[];
+  approval_rules: ApprovalRules | null;
+  budget_count: number;
+  violation_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const selectProject = `SELECT p.*,
+  (SELECT count(*) FROM budgets b WHERE b.project_id = p.id AND b.status <> 'archived')::int AS budget_count
+  FROM projects p`;
+
+const toProject = (row: ProjectRow): Project => ({
+  id: row.id,
+  teamId: row.team_id,
+  name: row.name,
+  status: row.status,
+  connectionIds: row.connection_ids,
+  approvalRules: row.approval_rules,
+  budgetCount: row.budget_count,
+  violationCount: row.violation_count,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
+const duplicateName = (name: string) =>
+  new ConflictError(`A project named '${name}' already exists in this team.`, [{ field: 'name', message: 'is taken' }]);
+
+export function projectsFactory({ db, outbox, newId, now }: { db: Db; outbox: Outbox; newId: IdGenerator; now: () => Date }) {
+  async function publishChange(tx: Queryable, type: 'created' | 'updated', project: Project, changedFields: string[]) {
+    await outbox.addMessage(tx, {
+      type: `budgets.project.${type}`,
+      subject: project.id,
+      schema: events.ProjectChangedSchema,
+      message: create(events.ProjectChangedSchema, {
+        projectId: project.id,
+        teamId: project.teamId,
+        name: project.name,
+        status: project.status,
+        connectionIds: project.connectionIds,
+        changedFields,
+      }),
+    });
+  }
+
+  async function find(tx: Queryable, teamId: string, id: string, lock = false): Promise<Project> {
+    const { rows } = await tx.query<ProjectRow>(
+      `${selectProject} WHERE p.team_id = $1 AND p.id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [teamId, id],
+    );
+    if (!rows[0]) throw new NotFoundError('Project', id);
+    return toProject(rows[0]);
+  }
+
+  async function createProject(teamId: string, input: CreateProjectInput): Promise<Project> {
+    const violations = new Violations();
+    const name = checkName(violations, input.name);
+    const connectionIds = checkConnectionIds(violations, input.connectionIds ?? []);
+    const approvalRules = input.approvalRules ? checkApprovalRules(violations, input.approvalRules) : null;
+    violations.throwIfAny();
+    try {
+      return await db.transaction(async (tx) => {
+        const at = now();
+        const { rows } = await tx.query<ProjectRow>(
+          `INSERT INTO projects (id, team_id, name, connection_ids, approval_rules, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *, 0 AS budget_count`,
+          [newId('project'), teamId, name, connectionIds, approvalRules && JSON.stringify(approvalRules), at],
+        );
+        const project = toProject(rows[0]!);
+        await publishChange(tx, 'created', project, []);
+        return project;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicateName(name);
+      throw error;
+    }
+  }
+
+  async function getProject(teamId: string, id: string): Promise<ProjectDetail> {
+    const project = await find(db, teamId, id);
+    const { rows } = await db.query<BudgetSummary & { percentage_used: number }>(
+      `SELECT id, name, amount, currency, period, status,
+        CASE WHEN amount > 0 THEN round(current_spend / amount * 100, 2) ELSE 0 END AS percentage_used
+       FROM budgets WHERE team_id = $1 AND project_id = $2 ORDER BY created_at, id`,
+      [teamId, id],
+    );
+    const budgets = rows.map(({ percentage_used, ...budget }) => ({ ...budget, percentageUsed: percentage_used }));
+    return { ...project, budgets };
+  }
+
+  async function listProjects(teamId: string, input: ListProjectsInput): Promise<{ projects: Project[]; meta: PageMeta }> {
+    const page = pageOf(input);
+    if (input.status !== undefined && !(projectStatuses as readonly string[]).includes(input.status)) {
+      throw new BadRequestError(`Unknown status '${input.status}'.`, [
+        { field: 'status', message: `must be one of ${projectStatuses.join(', ')}` },
+      ]);
+    }
+    const where = ['p.team_id = $1'];
+    const params: unknown[] = [teamId];
+    if (input.status !== undefined) where.push(`p.status = $${params.push(input.status)}`);
+    if (input.connectionId !== undefined) where.push(`$${params.push(input.connectionId)} = ANY (p.connection_ids)`);
+    const filter = where.join(' AND ');
+    const { limit, offset } = limitOffset(page);
+    const [count, list] = await Promise.all([
+      db.query<{ n: number }>(`SELECT count(*)::int AS n FROM projects p WHERE ${filter}`, params),
+      db.query<ProjectRow>(`${selectProject} WHERE ${filter} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset}`, params),
+    ]);
+    return { projects: list.rows.map(toProject), meta: pageMeta(page, count.rows[0]!.n) };
+  }
+
+  async function updateProject(teamId: string, id: string, input: UpdateProjectInput): Promise<Project> {
+    const violations = new Violations();
+    const name = input.name === undefined ? undefined : checkName(violations, input.name);
+    const status = input.status === undefined ? undefined : checkStatus(violations, input.status);
+    const connectionIds = input.connectionIds && checkConnectionIds(violations, input.connectionIds);
+    const approvalRules = input.approvalRules && checkApprovalRules(violations, input.approvalRules);
+    violations.throwIfAny();
+    try {
+      return await db.transaction(async (tx) => {
+        const current = await find(tx, teamId, id, true);
+        const next: Project = {
+          ...current,
+          name: name ?? current.name,
+          status: status ?? current.status,
+          connectionIds: connectionIds ?? current.connectionIds,
+          approvalRules: input.approvalRules === null ? null : (approvalRules ?? current.approvalRules),
+        };
+        const changed = (['name', 'status', 'connectionIds', 'approvalRules'] as const).filter(
+          (field) => JSON.stringify(current[field]) !== JSON.stringify(next[field]),
+        );
+        if (changed.length === 0) return current;
+        const { rows } = await tx.query<{ updated_at: Date }>(
+          `UPDATE projects SET name = $3, status = $4, connection_ids = $5, approval_rules = $6, updated_at = $7
+           WHERE team_id = $1 AND id = $2 RETURNING updated_at`,
+          [teamId, id, next.name, next.status, next.connectionIds, next.approvalRules && JSON.stringify(next.approvalRules), now()],
+        );
+        const updated = { ...next, updatedAt: rows[0]!.updated_at };
+        await publishChange(tx, 'updated', updated, changed.map(snakeCase));
+        return updated;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error) && name !== undefined) throw duplicateName(name);
+      throw error;
+    }
+  }
+
+  /** Removes the project and its budgets now; owners of its other data purge it on `project.deleted`. */
+  async function deleteProject(teamId: string, id: string): Promise<void> {
+    await db.transaction(async (tx) => {
+      const { rowCount } = await tx.query('DELETE FROM projects WHERE team_id = $1 AND id = $2', [teamId, id]);
+      if (rowCount === 0) throw new NotFoundError('Project', id);
+      await outbox.addMessage(tx, {
+        type: 'budgets.project.deleted',
+        subject: id,
+        schema: events.ProjectDeletedSchema,
+        message: create(events.ProjectDeletedSchema, { projectId: id, teamId }),
+      });
+    });
+  }
+
+  return { createProject, getProject, listProjects, updateProject, deleteProject };
+}
+
+const snakeCase = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export type Projects = ReturnType<typeof projectsFactory>;

@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { budgets } from '@costgov/contracts';
+import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { events } from '@costgov/contracts';
+import { ConflictError, NotFoundError, ValidationError, BadRequestError } from '@costgov/errors';
+import { newId } from '@costgov/ids';
+import { createLogger } from '@costgov/log';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import { startService, type RunningService } from '@costgov/runtime';
+import { eventually, freshDb, testBus } from '@costgov/testing';
+import { budgetsModule } from '../src/module';
+
+const logger = createLogger('test', 'silent');
+const teamA = newId('team');
+const teamB = newId('team');
+const asA = { teamId: teamA };
+const asB = { teamId: teamB };
+
+let service: RunningService;
+let client: RpcClient<typeof budgets.ProjectsService>;
+let bus: Awaited<ReturnType<typeof testBus>>;
+const received: CloudEvent[] = [];
+
+beforeAll(async () => {
+  bus = await testBus(logger);
+  const db = await freshDb('budgets');
+  service = await startService(budgetsModule(), {
+    logger,
+    bus,
+    openDb: async () => db,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  client = createRpcClient(budgets.ProjectsService, `127.0.0.1:${service.port}`);
+  await bus.consume({
+    durable: 'budgets_test_observer',
+    types: ['budgets.project.>'],
+    handler: async (event) => {
+      received.push(event);
+    },
+  });
+});
+
+afterAll(async () => {
+  client?.close();
+  await service?.stop();
+  await bus?.close();
+});
+
+const eventsFor = (projectId: string) => received.filter((event) => event.subject === projectId);
+
+describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.env.NATS_URL ? 'nats' : 'in-process bus'})`, () => {
+  describe('create', () => {
+    it('stores the project and publishes budgets.project.created', async () => {
+      const project = await client.createProject(
+        { name: 'checkout', connectionIds: [newId('connection')], approvalRules: { requireApprovalAbove: 500, approvers: ['u1'] } },
+        asA,
+      );
+      expect(project.id).toMatch(/^prj_/);
+      expect(project).toMatchObject({ name: 'checkout', status: 'active', budgetCount: 0, violationCount: 0 });
+      expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 500, approvers: ['u1'] });
+      const [event] = await eventually(() => (eventsFor(project.id).length ? eventsFor(project.id) : undefined));
+      expect(event!.type).toBe('budgets.project.created');
+      expect(decodeEvent(events.ProjectChangedSchema, event!)).toMatchObject({ projectId: project.id, teamId: teamA, name: 'checkout' });
+    });
+
+    it('refuses a duplicate name in the same team, regardless of case, and allows it in another team', async () => {
+      await client.createProject({ name: 'Payments' }, asA);
+      await expect(client.createProject({ name: 'payments' }, asA)).rejects.toBeInstanceOf(ConflictError);
+      await expect(client.createProject({ name: 'payments' }, asB)).resolves.toMatchObject({ name: 'payments' });
+    });
+
+    it.each([
+      ['a blank name', { name: '   ' }, 'name'],
+      ['a name over 200 characters', { name: 'x'.repeat(201) }, 'name'],
+      ['a malformed connection id', { name: 'ok-1', connectionIds: ['aws-1'] }, 'connection_ids[0]'],
+      ['approval rules without approvers', { name: 'ok-2', approvalRules: { requireApprovalAbove: 1, approvers: [] } }, 'approval_rules.approvers'],
+      ['a negative approval threshold', { name: 'ok-3', approvalRules: { requireApprovalAbove: -1, approvers: ['u'] } }, 'approval_rules.require_approval_above'],
+    ])('refuses %s with a field violation and stores nothing', async (_case, request, field) => {
+      const error = await client.createProject(request, asA).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).details.map((d) => d.field)).toContain(field);
+      const { projects } = await client.listProjects({}, asA);
+      expect(projects.map((p) => p.name)).not.toContain(request.name.trim() || '   ');
+    });
+  });
+
+  describe('read and list', () => {
+    it('filters by status and connection and pages with meta', async () => {
+      const team = { teamId: newId('team') };
+      const connection = newId('connection');
+      for (let i = 0; i < 5; i++) {
+        await client.createProject({ name: `p${i}`, connectionIds: i % 2 === 0 ? [connection] : [] }, team);
+      }
+      const archived = await client.createProject({ name: 'old' }, team);
+      await client.updateProject({ id: archived.id, status: 'archived' }, team);
+
+      const page1 = await client.listProjects({ page: { page: 1, perPage: 2 } }, team);
+      expect(page1.projects.map((p) => p.name)).toEqual(['old', 'p4']);
+      expect(page1.meta).toMatchObject({ currentPage: 1, perPage: 2, totalPages: 3, totalCount: 6 });
+      const page3 = await client.listProjects({ page: { page: 3, perPage: 2 } }, team);
+      expect(page3.projects.map((p) => p.name)).toEqual(['p1', 'p0']);
+      const past = await client.listProjects({ page: { page: 9, perPage: 2 } }, team);
+      expect(past.projects).toEqual([]);
+
+      const active = await client.listProjects({ status: 'active' }, team);
+      expect(active.meta?.totalCount).toBe(5);
+      const onConnection = await client.listProjects({ connectionId: connection }, team);
+      expect(onConnection.projects.map((p) => p.name)).toEqual(['p4', 'p2', 'p0']);
+    });
+
+    it('refuses an unknown status filter and a page size over 100', async () => {
+      await expect(client.listProjects({ status: 'deleted' }, asA)).rejects.toBeInstanceOf(BadRequestError);
+      await expect(client.listProjects({ page: { page: 1, perPage: 101 } }, asA)).rejects.toBeInstanceOf(BadRequestError);
+    });
+
+    it('returns nested approval rules and budgets on the single read', async () => {
+      const created = await client.createProject({ name: 'detail', approvalRules: { requireApprovalAbove: 10, approvers: ['a', 'a', 'b'] } }, asA);
+      const project = await client.getProject({ id: created.id }, asA);
+      expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 10, approvers: ['a', 'b'] });
+      expect(project.budgets).toEqual([]);
+    });
+  });
+
+  describe('update', () => {
+    it('changes the given fields, publishes what changed, and leaves the rest', async () => {
+      const created = await client.createProject({ name: 'to-update', approvalRules: { requireApprovalAbove: 1, approvers: ['x'] } }, asA);
+      const updated = await client.updateProject({ id: created.id, name: 'renamed', connectionIds: { values: [newId('connection')] } }, asA);
+      expect(updated).toMatchObject({ name: 'renamed', status: 'active' });
+      expect(updated.connectionIds).toHaveLength(1);
+      expect(updated.approvalRules?.approvers).toEqual(['x']);
+      const update = await eventually(() => eventsFor(created.id).find((e) => e.type === 'budgets.project.updated'));
+      expect(decodeEvent(events.ProjectChangedSchema, update).changedFields.sort()).toEqual(['connection_ids', 'name']);
+
+      const cleared = await client.updateProject({ id: created.id, clearApprovalRules: true }, asA);
+      expect(cleared.approvalRules).toBeUndefined();
+    });
+
+    it('publishes nothing when nothing changes', async () => {
+      const created = await client.createProject({ name: 'stable' }, asA);
+      await client.updateProject({ id: created.id, name: 'stable' }, asA);
+      await eventually(() => (eventsFor(created.id).length ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(eventsFor(created.id).map((e) => e.type)).toEqual(['budgets.project.created']);
+    });
+
+    it('refuses renaming onto another project of the team and an unknown status', async () => {
+      await client.createProject({ name: 'taken' }, asA);
+      const other = await client.createProject({ name: 'free' }, asA);
+      await expect(client.updateProject({ id: other.id, name: 'TAKEN' }, asA)).rejects.toBeInstanceOf(ConflictError);
+      await expect(client.updateProject({ id: other.id, status: 'deleted' }, asA)).rejects.toBeInstanceOf(ValidationError);
+      expect((await client.getProject({ id: other.id }, asA)).name).toBe('free');
+    });
+  });
+
+  describe('delete', () => {
+    it('removes the project and publishes budgets.project.deleted', async () => {
+      const created = await client.createProject({ name: 'doomed' }, asA);
+      await client.deleteProject({ id: created.id }, asA);
+      await expect(client.getProject({ id: created.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
+      const deleted = await eventually(() => eventsFor(created.id).find((e) => e.type === 'budgets.project.deleted'));
+      expect(decodeEvent(events.ProjectDeletedSchema, deleted)).toMatchObject({ projectId: created.id, teamId: teamA });
+      await expect(client.deleteProject({ id: created.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
+  describe('tenant isolation', () => {
+    it("answers not found for another team's project on every operation and changes nothing", async () => {
+      const mine = await client.createProject({ name: 'isolated' }, asA);
+      await expect(client.getProject({ id: mine.id }, asB)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.updateProject({ id: mine.id, name: 'stolen' }, asB)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.deleteProject({ id: mine.id }, asB)).rejects.toBeInstanceOf(NotFoundError);
+      expect((await client.listProjects({}, asB)).projects.map((p) => p.id)).not.toContain(mine.id);
+      expect((await client.getProject({ id: mine.id }, asA)).name).toBe('isolated');
+    });
+
+    it('refuses a call without a team', async () => {
+      await expect(client.listProjects({}, {})).rejects.toBeInstanceOf(BadRequestError);
+    });
+  });
+});

@@ -1,0 +1,16 @@
+import { baseConfig, port, z } from '@costgov/config';
+
+export const gatewayConfig = baseConfig.extend({
+  PORT: port(8080),
+  HOST: z.string().default('0.0.0.0'),
+  METRICS_PORT: port(9464),
+  IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
+  BUDGETS_ADDR: z.string().default('127.0.0.1:50052'),
+  VIOLATIONS_ADDR: z.string().default('127.0.0.1:50053'),
+  /** Upper bound on how long an authentication answer is cached; identity may ask for less. */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** How long a graceful stop waits for requests in flight. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfig>;

@@ -1,0 +1,2 @@
+export { startGateway, type RunningGateway } from './server';
+export { gatewayConfig, type GatewayConfig } from './config';

@@ -1,0 +1,2 @@
+export { identityModule, printBootstrap, type IdentityOptions } from './module';
+export type { BootstrapResult } from './bootstrap';

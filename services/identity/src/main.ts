@@ -1,0 +1,5 @@
+import './instrument';
+import { runStandalone } from '@costgov/runtime';
+import { identityModule } from './module';
+
+void runStandalone(identityModule(), { grpcPort: 50051 });

@@ -1,0 +1,1 @@
+export { violationsModule } from './module';
