@@ -85,8 +85,9 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       let published = false;
       const seenAfterPublish: boolean[] = [];
       consumers.push(await bus.consume({ durable: 'async', types: ['budgets.>'], handler: async () => void seenAfterPublish.push(published) }));
-      await bus.publish(testEvent());
-      published = true;
+      const publishing = bus.publish(testEvent());
+      published = true; // runs before any handler unless publish delivered synchronously
+      await publishing;
       await eventually(() => expect(seenAfterPublish).toEqual([true]));
     });
 
@@ -119,6 +120,8 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       // A third delivery would follow the second after ~20 ms of backoff; give it three times that.
       await new Promise((resolve) => setTimeout(resolve, 60));
       expect(received.filter((r) => r.event.id === poison.id).map((r) => r.info.deliveryCount)).toEqual([1, 2]);
+    });
+
     it('redelivers a message whose handler outlives the ack wait', async () => {
       const counts: number[] = [];
       let release: () => void = () => {};
@@ -187,7 +190,7 @@ describe.each(busImplementations)('$name bus', (implementation) => {
     it('stop() waits for the handlers running now and takes no more messages', async () => {
       let release: () => void = () => {};
       const gate = new Promise<void>((resolve) => (release = resolve));
-      const { ids, consumer } = await record({ fail: () => false, durable: 'stopping' });
+      const { ids } = await record({ durable: 'stopping' });
       const started: string[] = [];
       const slow = await bus.consume({
         durable: 'stopping-slow',
@@ -211,7 +214,20 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       await bus.publish(testEvent());
       await eventually(() => expect(ids()).toHaveLength(2));
       expect(started).toEqual([first.id]);
-      void consumer;
+    });
+
+    it('hands messages taken but not started back at stop, without waiting for the ack wait', async () => {
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const first = await bus.consume({ durable: 'handover', types: ['budgets.>'], handler: () => gate });
+      const events = [testEvent(), testEvent(), testEvent()];
+      for (const event of events) await bus.publish(event);
+      const stopping = first.stop();
+      release();
+      await stopping;
+
+      const { ids } = await record({ durable: 'handover' });
+      await eventually(() => expect(ids()).toEqual(events.slice(1).map((e) => e.id)));
     });
 
     it('splits one durable between competing consumers, each message handled once', async () => {

@@ -12,7 +12,10 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
 
   it('applies migrations once, in order', async () => {
     const migrations = [
-      { name: '0001_items', sql: 'CREATE TABLE items (id text PRIMARY KEY, amount numeric NOT NULL, n bigint)' },
+      {
+        name: '0001_items',
+        sql: 'CREATE TABLE items (id text PRIMARY KEY, amount numeric NOT NULL, n bigint)',
+      },
       { name: '0002_index', sql: 'CREATE INDEX items_amount ON items (amount)' },
     ];
     expect(await migrate(db, migrations)).toEqual(['0001_items', '0002_index']);
@@ -21,7 +24,10 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
 
   it('returns numeric and bigint columns as numbers', async () => {
     await db.query('INSERT INTO items (id, amount, n) VALUES ($1, $2, $3)', ['a', '12.5', 7]);
-    const { rows } = await db.query<{ amount: number; n: number }>('SELECT amount, n FROM items WHERE id = $1', ['a']);
+    const { rows } = await db.query<{ amount: number; n: number }>(
+      'SELECT amount, n FROM items WHERE id = $1',
+      ['a'],
+    );
     expect(rows[0]).toEqual({ amount: 12.5, n: 7 });
   });
 

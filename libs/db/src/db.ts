@@ -49,7 +49,9 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
   // Numeric and bigint columns come back as JS numbers; the amounts this system stores fit a double.
   const types = {
     getTypeParser: (oid: number, format?: string) =>
-      oid === 1700 || oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
+      oid === 1700 || oid === 20
+        ? (value: string) => Number(value)
+        : pg.types.getTypeParser(oid, format as 'text'),
   };
   const setup = new pg.Client({ connectionString: url });
   await setup.connect();

@@ -13,7 +13,10 @@ export function migrationsFrom(folder: string): Migration[] {
   return readdirSync(folder)
     .filter((file) => file.endsWith('.sql'))
     .sort()
-    .map((file) => ({ name: file.replace(/\.sql$/, ''), sql: readFileSync(path.join(folder, file), 'utf8') }));
+    .map((file) => ({
+      name: file.replace(/\.sql$/, ''),
+      sql: readFileSync(path.join(folder, file), 'utf8'),
+    }));
 }
 
 /**

@@ -19,9 +19,14 @@ export const maxPerPage = 100;
 export function pageOf(request: { page?: number; perPage?: number } | undefined): Page {
   const page = request?.page || 1;
   const perPage = request?.perPage || defaultPerPage;
-  if (!Number.isInteger(page) || page < 1) throw new BadRequestError('page must be an integer of at least 1.', [{ field: 'page', message: 'must be >= 1' }]);
+  if (!Number.isInteger(page) || page < 1)
+    throw new BadRequestError('page must be an integer of at least 1.', [
+      { field: 'page', message: 'must be >= 1' },
+    ]);
   if (!Number.isInteger(perPage) || perPage < 1 || perPage > maxPerPage) {
-    throw new BadRequestError(`per_page must be an integer from 1 to ${maxPerPage}.`, [{ field: 'per_page', message: `must be 1..${maxPerPage}` }]);
+    throw new BadRequestError(`per_page must be an integer from 1 to ${maxPerPage}.`, [
+      { field: 'per_page', message: `must be 1..${maxPerPage}` },
+    ]);
   }
   return { page, perPage };
 }

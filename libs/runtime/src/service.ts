@@ -1,4 +1,11 @@
-import { consumeWithInbox, createOutbox, outboxMigration, startOutboxRelay, type Bus, type CloudEvent } from '@costgov/bus';
+import {
+  consumeWithInbox,
+  createOutbox,
+  outboxMigration,
+  startOutboxRelay,
+  type Bus,
+  type CloudEvent,
+} from '@costgov/bus';
 import { migrate, openDb, type Db, type Migration, type Queryable } from '@costgov/db';
 import { newId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';

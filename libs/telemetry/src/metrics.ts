@@ -36,7 +36,10 @@ export const metrics = {
 };
 
 /** Serves /metrics and /healthz on their own port, away from the public API. */
-export function startMetricsServer(port: number, host = '0.0.0.0'): Promise<{ port: number; close(): Promise<void> }> {
+export function startMetricsServer(
+  port: number,
+  host = '0.0.0.0',
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer(async (req, res) => {
     if (req.url === '/metrics') {
       res.setHeader('Content-Type', registry.contentType);

@@ -21,7 +21,9 @@ export function startTelemetry(serviceName: string): { shutdown(): Promise<void>
     resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }),
     spanProcessors: endpoint ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') }),
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? ''),
+      }),
       new ExpressInstrumentation(),
       new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
       new PgInstrumentation(),

@@ -26,7 +26,12 @@ export interface RunningSystem {
 export async function startSystem(
   config: GatewayConfig,
   logger: Logger,
-  options: { env?: NodeJS.ProcessEnv; quietBootstrap?: boolean; openDb?: (service: string) => Promise<Db>; bus?: Bus } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    quietBootstrap?: boolean;
+    openDb?: (service: string) => Promise<Db>;
+    bus?: Bus;
+  } = {},
 ): Promise<RunningSystem> {
   const bus = options.bus ?? (await connectBus(config, logger));
   let bootstrap: BootstrapResult | undefined;

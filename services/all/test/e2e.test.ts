@@ -13,17 +13,30 @@ const apiKey = 'cg_live_e2ebootstrapkey00000000000000000000';
 /** The REST flow both topologies must pass: create, list, read, update, delete a project. */
 async function projectLifecycle(url: string, key: string): Promise<string> {
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const created = await fetch(`${url}/v1/guard/projects`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'e2e' }) });
+  const created = await fetch(`${url}/v1/guard/projects`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'e2e' }),
+  });
   expect(created.status).toBe(201);
   const id = ((await created.json()) as { data: { id: string } }).data.id;
-  const list = (await (await fetch(`${url}/v1/guard/projects`, { headers: auth })).json()) as { data: { id: string }[]; meta: { total_count: number } };
+  const list = (await (await fetch(`${url}/v1/guard/projects`, { headers: auth })).json()) as {
+    data: { id: string }[];
+    meta: { total_count: number };
+  };
   expect(list.data.map((p) => p.id)).toEqual([id]);
   expect(list.meta.total_count).toBe(1);
   const read = await fetch(`${url}/v1/guard/projects/${id}`, { headers: auth });
   expect(((await read.json()) as { data: { budgets: unknown[] } }).data.budgets).toEqual([]);
-  const patched = await fetch(`${url}/v1/guard/projects/${id}`, { method: 'PATCH', headers: auth, body: JSON.stringify({ name: 'e2e-renamed' }) });
+  const patched = await fetch(`${url}/v1/guard/projects/${id}`, {
+    method: 'PATCH',
+    headers: auth,
+    body: JSON.stringify({ name: 'e2e-renamed' }),
+  });
   expect(((await patched.json()) as { data: { name: string } }).data.name).toBe('e2e-renamed');
-  expect((await fetch(`${url}/v1/guard/projects/${id}`, { method: 'DELETE', headers: auth })).status).toBe(204);
+  expect((await fetch(`${url}/v1/guard/projects/${id}`, { method: 'DELETE', headers: auth })).status).toBe(
+    204,
+  );
   expect((await fetch(`${url}/v1/guard/projects/${id}`, { headers: auth })).status).toBe(404);
   return id;
 }
@@ -43,12 +56,31 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
     await client.connect();
     await client.query(`CREATE DATABASE ${database}`);
     await client.end();
-    const [identity, budgets, violations, gateway, ...metrics] = await Promise.all(Array.from({ length: 8 }, freePort));
-    const common = { DATABASE_URL: databaseUrl(), NATS_URL: process.env.NATS_URL, EVENT_NAMESPACE: namespace };
+    const [identity, budgets, violations, gateway, ...metrics] = await Promise.all(
+      Array.from({ length: 8 }, freePort),
+    );
+    const common = {
+      DATABASE_URL: databaseUrl(),
+      NATS_URL: process.env.NATS_URL,
+      EVENT_NAMESPACE: namespace,
+    };
     procs.push(
-      startProcess('identity', 'services/identity/src/main.ts', { ...common, GRPC_PORT: `${identity}`, METRICS_PORT: `${metrics[0]}`, GUARD_BOOTSTRAP_API_KEY: apiKey }),
-      startProcess('budgets', 'services/budgets/src/main.ts', { ...common, GRPC_PORT: `${budgets}`, METRICS_PORT: `${metrics[1]}` }),
-      startProcess('violations', 'services/violations/src/main.ts', { ...common, GRPC_PORT: `${violations}`, METRICS_PORT: `${metrics[2]}` }),
+      startProcess('identity', 'services/identity/src/main.ts', {
+        ...common,
+        GRPC_PORT: `${identity}`,
+        METRICS_PORT: `${metrics[0]}`,
+        GUARD_BOOTSTRAP_API_KEY: apiKey,
+      }),
+      startProcess('budgets', 'services/budgets/src/main.ts', {
+        ...common,
+        GRPC_PORT: `${budgets}`,
+        METRICS_PORT: `${metrics[1]}`,
+      }),
+      startProcess('violations', 'services/violations/src/main.ts', {
+        ...common,
+        GRPC_PORT: `${violations}`,
+        METRICS_PORT: `${metrics[2]}`,
+      }),
       startProcess('gateway', 'services/gateway/src/main.ts', {
         ...common,
         PORT: `${gateway}`,
@@ -71,7 +103,8 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
     const nc = await connect({ servers: process.env.NATS_URL });
     const jsm = await jetstreamManager(nc);
     for await (const stream of jsm.streams.list()) {
-      if (stream.config.name.startsWith(namespace.toUpperCase())) await jsm.streams.delete(stream.config.name);
+      if (stream.config.name.startsWith(namespace.toUpperCase()))
+        await jsm.streams.delete(stream.config.name);
     }
     await nc.close();
   }, 60_000);
@@ -82,14 +115,20 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
     const db = new pg.Client({ connectionString: databaseUrl() });
     await db.connect();
     try {
-      const purges = () => db.query('SELECT event_id FROM violations.project_purges WHERE project_id = $1', [id]);
-      const eventId = await eventually(async () => (await purges()).rows[0]?.event_id as string | undefined, 20_000);
+      const purges = () =>
+        db.query('SELECT event_id FROM violations.project_purges WHERE project_id = $1', [id]);
+      const eventId = await eventually(
+        async () => (await purges()).rows[0]?.event_id as string | undefined,
+        20_000,
+      );
 
       // Deliver the same CloudEvent again, past the publish dedupe (a new Nats-Msg-Id), as a redelivery would.
       const nc = await connect({ servers: process.env.NATS_URL });
       const jsm = await jetstreamManager(nc);
       const subject = `${namespace}.budgets.project.deleted`;
-      const stored = await jsm.streams.getMessage(`${namespace}_BUDGETS`.toUpperCase(), { last_by_subj: subject });
+      const stored = await jsm.streams.getMessage(`${namespace}_BUDGETS`.toUpperCase(), {
+        last_by_subj: subject,
+      });
       expect(stored!.header.get('ce-id')).toBe(eventId);
       const again = natsHeaders();
       for (const [key, values] of stored!.header) for (const value of values) again.append(key, value);
@@ -99,13 +138,20 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
       // Wait until the violations consumer has been handed the copy, then check the effect happened once.
       await eventually(async () => {
         for await (const consumer of jsm.consumers.list(`${namespace}_BUDGETS`.toUpperCase())) {
-          if (consumer.delivered.stream_seq >= ack.seq && consumer.num_ack_pending === 0 && consumer.num_pending === 0) return true;
+          if (
+            consumer.delivered.stream_seq >= ack.seq &&
+            consumer.num_ack_pending === 0 &&
+            consumer.num_pending === 0
+          )
+            return true;
         }
         return undefined;
       }, 20_000);
       await nc.close();
       expect((await purges()).rows).toHaveLength(1);
-      const inbox = await db.query('SELECT count(*)::int AS n FROM violations.inbox WHERE event_id = $1', [eventId]);
+      const inbox = await db.query('SELECT count(*)::int AS n FROM violations.inbox WHERE event_id = $1', [
+        eventId,
+      ]);
       expect(inbox.rows[0].n).toBe(1);
     } finally {
       await db.end();
@@ -120,7 +166,12 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
 
   beforeAll(async () => {
     const [port, metrics] = await Promise.all([freePort(), freePort()]);
-    proc = startProcess('all', 'services/all/src/main.ts', { DATA_DIR: dataDir, PORT: `${port}`, METRICS_PORT: `${metrics}`, GUARD_BOOTSTRAP_API_KEY: '' });
+    proc = startProcess('all', 'services/all/src/main.ts', {
+      DATA_DIR: dataDir,
+      PORT: `${port}`,
+      METRICS_PORT: `${metrics}`,
+      GUARD_BOOTSTRAP_API_KEY: '',
+    });
     url = `http://127.0.0.1:${port}`;
     await waitForReady(url, [proc]);
   }, 120_000);
@@ -131,7 +182,9 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
   });
 
   it('prints the URL and a generated key once, and serves projects with it', async () => {
-    const output = await eventually(() => (proc.output().includes('listening on') ? proc.output() : undefined));
+    const output = await eventually(() =>
+      proc.output().includes('listening on') ? proc.output() : undefined,
+    );
     expect(output).toContain(`listening on http://localhost:`);
     const key = output.match(/\b(cg_live_[0-9A-Za-z]{40})\b/)?.[1];
     expect(key).toBeDefined();

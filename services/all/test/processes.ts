@@ -41,7 +41,8 @@ export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_00
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const proc of procs) {
-      if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited (${proc.child.exitCode}):\n${proc.output()}`);
+      if (proc.child.exitCode !== null)
+        throw new Error(`${proc.name} exited (${proc.child.exitCode}):\n${proc.output()}`);
     }
     try {
       const response = await fetch(`${url}/readyz`);
@@ -52,5 +53,7 @@ export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_00
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`not ready within ${timeoutMs} ms:\n${procs.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`);
+  throw new Error(
+    `not ready within ${timeoutMs} ms:\n${procs.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`,
+  );
 }

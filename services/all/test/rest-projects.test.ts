@@ -18,7 +18,11 @@ interface Reply {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-async function call(method: string, path: string, options: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function call(
+  method: string,
+  path: string,
+  options: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   const key = options.key === undefined ? bootstrapKey : options.key;
   if (key) headers.authorization = `Bearer ${key}`;
@@ -42,9 +46,17 @@ beforeAll(async () => {
   const identityPort = system.services.find((s) => s.name === 'identity')!.port;
   const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
   const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
-  otherTeamKey = (await identityClient.createApiKey({ name: 'ci', scopes: ['guard:read', 'guard:write'] }, { teamId: other.id })).secret;
+  otherTeamKey = (
+    await identityClient.createApiKey(
+      { name: 'ci', scopes: ['guard:read', 'guard:write'] },
+      { teamId: other.id },
+    )
+  ).secret;
   readOnlyKey = (
-    await identityClient.createApiKey({ name: 'dashboard', scopes: ['guard:read'] }, { teamId: system.bootstrap!.teamId })
+    await identityClient.createApiKey(
+      { name: 'dashboard', scopes: ['guard:read'] },
+      { teamId: system.bootstrap!.teamId },
+    )
   ).secret;
   identityClient.close();
 });
@@ -73,7 +85,11 @@ describe('REST /v1/guard/projects through the gateway', () => {
     });
 
     it('answers 403 to a write with a read-only key, and lets it read', async () => {
-      expectError(await call('POST', '/v1/guard/projects', { key: readOnlyKey, body: { name: 'nope' } }), 403, 'forbidden');
+      expectError(
+        await call('POST', '/v1/guard/projects', { key: readOnlyKey, body: { name: 'nope' } }),
+        403,
+        'forbidden',
+      );
       expect((await call('GET', '/v1/guard/projects', { key: readOnlyKey })).status).toBe(200);
     });
   });
@@ -81,7 +97,11 @@ describe('REST /v1/guard/projects through the gateway', () => {
   describe('lifecycle', () => {
     it('creates, lists, reads, updates and deletes a project', async () => {
       const created = await call('POST', '/v1/guard/projects', {
-        body: { name: 'checkout', connection_ids: [], approval_rules: { require_approval_above: 1000, approvers: ['u_1'] } },
+        body: {
+          name: 'checkout',
+          connection_ids: [],
+          approval_rules: { require_approval_above: 1000, approvers: ['u_1'] },
+        },
       });
       expect(created.status).toBe(201);
       const id = created.body.data.id as string;
@@ -100,20 +120,34 @@ describe('REST /v1/guard/projects through the gateway', () => {
       const list = await call('GET', '/v1/guard/projects?status=active&per_page=10');
       expect(list.status).toBe(200);
       expect(list.body.data.map((p: { id: string }) => p.id)).toContain(id);
-      expect(list.body.meta).toMatchObject({ current_page: 1, per_page: 10, total_pages: 1, total_count: list.body.data.length });
+      expect(list.body.meta).toMatchObject({
+        current_page: 1,
+        per_page: 10,
+        total_pages: 1,
+        total_count: list.body.data.length,
+      });
       expect(list.body.data[0]).not.toHaveProperty('approval_rules');
 
       const read = await call('GET', `/v1/guard/projects/${id}`);
       expect(read.status).toBe(200);
       expect(read.body.data).toMatchObject({ id, budgets: [], approval_rules: { approvers: ['u_1'] } });
 
-      const patched = await call('PATCH', `/v1/guard/projects/${id}`, { body: { name: 'checkout-v2', status: 'archived', approval_rules: null } });
+      const patched = await call('PATCH', `/v1/guard/projects/${id}`, {
+        body: { name: 'checkout-v2', status: 'archived', approval_rules: null },
+      });
       expect(patched.status).toBe(200);
-      expect(patched.body.data).toMatchObject({ name: 'checkout-v2', status: 'archived', approval_rules: null });
+      expect(patched.body.data).toMatchObject({
+        name: 'checkout-v2',
+        status: 'archived',
+        approval_rules: null,
+      });
       const archived = await call('GET', '/v1/guard/projects?status=archived');
       expect(archived.body.data.map((p: { id: string }) => p.id)).toEqual([id]);
 
-      const deleted = await fetch(`${system.url}/v1/guard/projects/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${bootstrapKey}` } });
+      const deleted = await fetch(`${system.url}/v1/guard/projects/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${bootstrapKey}` },
+      });
       expect(deleted.status).toBe(204);
       expect(await deleted.text()).toBe('');
       expectError(await call('GET', `/v1/guard/projects/${id}`), 404, 'not_found');
@@ -121,7 +155,10 @@ describe('REST /v1/guard/projects through the gateway', () => {
       // The violations service consumes project.deleted and records the purge once.
       const violations = system.services.find((s) => s.name === 'violations')!;
       const purge = await eventually(async () => {
-        const { rows } = await violations.db.query<{ project_id: string }>('SELECT project_id FROM project_purges WHERE project_id = $1', [id]);
+        const { rows } = await violations.db.query<{ project_id: string }>(
+          'SELECT project_id FROM project_purges WHERE project_id = $1',
+          [id],
+        );
         return rows[0];
       });
       expect(purge.project_id).toBe(id);
@@ -142,7 +179,12 @@ describe('REST /v1/guard/projects through the gateway', () => {
       ['a missing name', { body: { connection_ids: [] } }, 422, 'validation_error'],
       ['an unknown field', { body: { name: 'x', colour: 'red' } }, 422, 'validation_error'],
       ['a blank name', { body: { name: '  ' } }, 422, 'validation_error'],
-      ['approval rules of the wrong shape', { body: { name: 'y', approval_rules: { approvers: 'me' } } }, 422, 'validation_error'],
+      [
+        'approval rules of the wrong shape',
+        { body: { name: 'y', approval_rules: { approvers: 'me' } } },
+        422,
+        'validation_error',
+      ],
       ['a body over 1 MiB', { body: { name: 'z'.repeat(1_100_000) } }, 413, 'bad_request'],
     ])('answers %s with the envelope', async (_case, options, status, code) => {
       const before = (await call('GET', '/v1/guard/projects?per_page=100')).body.meta.total_count;
@@ -175,9 +217,24 @@ describe('REST /v1/guard/projects through the gateway', () => {
   describe('tenant isolation', () => {
     it("answers 404 to another team's id on every route and changes nothing", async () => {
       const mine = (await call('POST', '/v1/guard/projects', { body: { name: 'private' } })).body.data;
-      expectError(await call('GET', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey }), 404, 'not_found');
-      expectError(await call('PATCH', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey, body: { name: 'mine now' } }), 404, 'not_found');
-      expectError(await call('DELETE', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey }), 404, 'not_found');
+      expectError(
+        await call('GET', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await call('PATCH', `/v1/guard/projects/${mine.id}`, {
+          key: otherTeamKey,
+          body: { name: 'mine now' },
+        }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await call('DELETE', `/v1/guard/projects/${mine.id}`, { key: otherTeamKey }),
+        404,
+        'not_found',
+      );
       const theirs = await call('GET', '/v1/guard/projects', { key: otherTeamKey });
       expect(theirs.body.data.map((p: { id: string }) => p.id)).not.toContain(mine.id);
       expect((await call('GET', `/v1/guard/projects/${mine.id}`)).body.data.name).toBe('private');
@@ -186,16 +243,23 @@ describe('REST /v1/guard/projects through the gateway', () => {
 
   describe('operational endpoints', () => {
     it('echoes a sane X-Request-Id and makes one otherwise', async () => {
-      const echoed = await call('GET', '/v1/guard/projects', { headers: { 'x-request-id': 'ci-run-12345678' } });
+      const echoed = await call('GET', '/v1/guard/projects', {
+        headers: { 'x-request-id': 'ci-run-12345678' },
+      });
       expect(echoed.headers.get('x-request-id')).toBe('ci-run-12345678');
-      const made = await call('GET', '/v1/guard/projects', { headers: { 'x-request-id': 'bad id with spaces' } });
+      const made = await call('GET', '/v1/guard/projects', {
+        headers: { 'x-request-id': 'bad id with spaces' },
+      });
       expect(made.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
     });
 
     it('serves health, readiness and the OpenAPI document without a credential', async () => {
       expect((await call('GET', '/healthz', { key: null })).status).toBe(200);
       const ready = await call('GET', '/readyz', { key: null });
-      expect(ready.body).toEqual({ status: 'ready', backends: { identity: true, budgets: true, violations: true } });
+      expect(ready.body).toEqual({
+        status: 'ready',
+        backends: { identity: true, budgets: true, violations: true },
+      });
       const doc = await call('GET', '/v1/openapi.json', { key: null });
       expect(doc.body.openapi).toMatch(/^3\.1/);
       expect(doc.body.paths).toHaveProperty('/v1/guard/projects');

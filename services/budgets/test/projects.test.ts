@@ -53,29 +53,54 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
   describe('create', () => {
     it('stores the project and publishes budgets.project.created', async () => {
       const project = await client.createProject(
-        { name: 'checkout', connectionIds: [newId('connection')], approvalRules: { requireApprovalAbove: 500, approvers: ['u1'] } },
+        {
+          name: 'checkout',
+          connectionIds: [newId('connection')],
+          approvalRules: { requireApprovalAbove: 500, approvers: ['u1'] },
+        },
         asA,
       );
       expect(project.id).toMatch(/^prj_/);
-      expect(project).toMatchObject({ name: 'checkout', status: 'active', budgetCount: 0, violationCount: 0 });
+      expect(project).toMatchObject({
+        name: 'checkout',
+        status: 'active',
+        budgetCount: 0,
+        violationCount: 0,
+      });
       expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 500, approvers: ['u1'] });
-      const [event] = await eventually(() => (eventsFor(project.id).length ? eventsFor(project.id) : undefined));
+      const [event] = await eventually(() =>
+        eventsFor(project.id).length ? eventsFor(project.id) : undefined,
+      );
       expect(event!.type).toBe('budgets.project.created');
-      expect(decodeEvent(events.ProjectChangedSchema, event!)).toMatchObject({ projectId: project.id, teamId: teamA, name: 'checkout' });
+      expect(decodeEvent(events.ProjectChangedSchema, event!)).toMatchObject({
+        projectId: project.id,
+        teamId: teamA,
+        name: 'checkout',
+      });
     });
 
     it('refuses a duplicate name in the same team, regardless of case, and allows it in another team', async () => {
       await client.createProject({ name: 'Payments' }, asA);
       await expect(client.createProject({ name: 'payments' }, asA)).rejects.toBeInstanceOf(ConflictError);
-      await expect(client.createProject({ name: 'payments' }, asB)).resolves.toMatchObject({ name: 'payments' });
+      await expect(client.createProject({ name: 'payments' }, asB)).resolves.toMatchObject({
+        name: 'payments',
+      });
     });
 
     it.each([
       ['a blank name', { name: '   ' }, 'name'],
       ['a name over 200 characters', { name: 'x'.repeat(201) }, 'name'],
       ['a malformed connection id', { name: 'ok-1', connectionIds: ['aws-1'] }, 'connection_ids[0]'],
-      ['approval rules without approvers', { name: 'ok-2', approvalRules: { requireApprovalAbove: 1, approvers: [] } }, 'approval_rules.approvers'],
-      ['a negative approval threshold', { name: 'ok-3', approvalRules: { requireApprovalAbove: -1, approvers: ['u'] } }, 'approval_rules.require_approval_above'],
+      [
+        'approval rules without approvers',
+        { name: 'ok-2', approvalRules: { requireApprovalAbove: 1, approvers: [] } },
+        'approval_rules.approvers',
+      ],
+      [
+        'a negative approval threshold',
+        { name: 'ok-3', approvalRules: { requireApprovalAbove: -1, approvers: ['u'] } },
+        'approval_rules.require_approval_above',
+      ],
     ])('refuses %s with a field violation and stores nothing', async (_case, request, field) => {
       const error = await client.createProject(request, asA).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ValidationError);
@@ -111,11 +136,16 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
 
     it('refuses an unknown status filter and a page size over 100', async () => {
       await expect(client.listProjects({ status: 'deleted' }, asA)).rejects.toBeInstanceOf(BadRequestError);
-      await expect(client.listProjects({ page: { page: 1, perPage: 101 } }, asA)).rejects.toBeInstanceOf(BadRequestError);
+      await expect(client.listProjects({ page: { page: 1, perPage: 101 } }, asA)).rejects.toBeInstanceOf(
+        BadRequestError,
+      );
     });
 
     it('returns nested approval rules and budgets on the single read', async () => {
-      const created = await client.createProject({ name: 'detail', approvalRules: { requireApprovalAbove: 10, approvers: ['a', 'a', 'b'] } }, asA);
+      const created = await client.createProject(
+        { name: 'detail', approvalRules: { requireApprovalAbove: 10, approvers: ['a', 'a', 'b'] } },
+        asA,
+      );
       const project = await client.getProject({ id: created.id }, asA);
       expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 10, approvers: ['a', 'b'] });
       expect(project.budgets).toEqual([]);
@@ -124,13 +154,24 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
 
   describe('update', () => {
     it('changes the given fields, publishes what changed, and leaves the rest', async () => {
-      const created = await client.createProject({ name: 'to-update', approvalRules: { requireApprovalAbove: 1, approvers: ['x'] } }, asA);
-      const updated = await client.updateProject({ id: created.id, name: 'renamed', connectionIds: { values: [newId('connection')] } }, asA);
+      const created = await client.createProject(
+        { name: 'to-update', approvalRules: { requireApprovalAbove: 1, approvers: ['x'] } },
+        asA,
+      );
+      const updated = await client.updateProject(
+        { id: created.id, name: 'renamed', connectionIds: { values: [newId('connection')] } },
+        asA,
+      );
       expect(updated).toMatchObject({ name: 'renamed', status: 'active' });
       expect(updated.connectionIds).toHaveLength(1);
       expect(updated.approvalRules?.approvers).toEqual(['x']);
-      const update = await eventually(() => eventsFor(created.id).find((e) => e.type === 'budgets.project.updated'));
-      expect(decodeEvent(events.ProjectChangedSchema, update).changedFields.sort()).toEqual(['connection_ids', 'name']);
+      const update = await eventually(() =>
+        eventsFor(created.id).find((e) => e.type === 'budgets.project.updated'),
+      );
+      expect(decodeEvent(events.ProjectChangedSchema, update).changedFields.sort()).toEqual([
+        'connection_ids',
+        'name',
+      ]);
 
       const cleared = await client.updateProject({ id: created.id, clearApprovalRules: true }, asA);
       expect(cleared.approvalRules).toBeUndefined();
@@ -147,8 +188,12 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
     it('refuses renaming onto another project of the team and an unknown status', async () => {
       await client.createProject({ name: 'taken' }, asA);
       const other = await client.createProject({ name: 'free' }, asA);
-      await expect(client.updateProject({ id: other.id, name: 'TAKEN' }, asA)).rejects.toBeInstanceOf(ConflictError);
-      await expect(client.updateProject({ id: other.id, status: 'deleted' }, asA)).rejects.toBeInstanceOf(ValidationError);
+      await expect(client.updateProject({ id: other.id, name: 'TAKEN' }, asA)).rejects.toBeInstanceOf(
+        ConflictError,
+      );
+      await expect(client.updateProject({ id: other.id, status: 'deleted' }, asA)).rejects.toBeInstanceOf(
+        ValidationError,
+      );
       expect((await client.getProject({ id: other.id }, asA)).name).toBe('free');
     });
   });
@@ -158,8 +203,13 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
       const created = await client.createProject({ name: 'doomed' }, asA);
       await client.deleteProject({ id: created.id }, asA);
       await expect(client.getProject({ id: created.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
-      const deleted = await eventually(() => eventsFor(created.id).find((e) => e.type === 'budgets.project.deleted'));
-      expect(decodeEvent(events.ProjectDeletedSchema, deleted)).toMatchObject({ projectId: created.id, teamId: teamA });
+      const deleted = await eventually(() =>
+        eventsFor(created.id).find((e) => e.type === 'budgets.project.deleted'),
+      );
+      expect(decodeEvent(events.ProjectDeletedSchema, deleted)).toMatchObject({
+        projectId: created.id,
+        teamId: teamA,
+      });
       await expect(client.deleteProject({ id: created.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
     });
   });
@@ -168,7 +218,9 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
     it("answers not found for another team's project on every operation and changes nothing", async () => {
       const mine = await client.createProject({ name: 'isolated' }, asA);
       await expect(client.getProject({ id: mine.id }, asB)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(client.updateProject({ id: mine.id, name: 'stolen' }, asB)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.updateProject({ id: mine.id, name: 'stolen' }, asB)).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
       await expect(client.deleteProject({ id: mine.id }, asB)).rejects.toBeInstanceOf(NotFoundError);
       expect((await client.listProjects({}, asB)).projects.map((p) => p.id)).not.toContain(mine.id);
       expect((await client.getProject({ id: mine.id }, asA)).name).toBe('isolated');

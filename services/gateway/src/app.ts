@@ -32,7 +32,9 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(requestContext);
   app.use((req, res, next) => {
     const end = metrics.httpRequests.startTimer({ method: req.method });
-    res.on('finish', () => end({ route: req.route ? `${req.baseUrl}${req.route.path}` : 'unmatched', status: res.statusCode }));
+    res.on('finish', () =>
+      end({ route: req.route ? `${req.baseUrl}${req.route.path}` : 'unmatched', status: res.statusCode }),
+    );
     next();
   });
 
@@ -57,7 +59,12 @@ export function createGatewayApp(deps: GatewayDeps): Express {
     OpenApiValidator.middleware({
       apiSpec: deps.openapi as never,
       // Bodies are not coerced ("42" is not a name); query parameters always are. One detail per field.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
+      validateRequests: {
+        allowUnknownQueryParameters: false,
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: true,
+      },
       validateResponses: false,
       validateSecurity: false,
       ignoreUndocumented: true,

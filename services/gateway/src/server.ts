@@ -15,13 +15,18 @@ type Addresses = Pick<GatewayConfig, 'IDENTITY_ADDR' | 'BUDGETS_ADDR' | 'VIOLATI
 
 /** Starts the HTTP gateway; `stop` refuses new connections and lets requests in flight finish. */
 export async function startGateway(
-  config: Addresses & Pick<GatewayConfig, 'PORT' | 'HOST' | 'AUTH_CACHE_TTL_MS' | 'SHUTDOWN_GRACE_MS' | 'RPC_DEADLINE_MS'>,
+  config: Addresses &
+    Pick<GatewayConfig, 'PORT' | 'HOST' | 'AUTH_CACHE_TTL_MS' | 'SHUTDOWN_GRACE_MS' | 'RPC_DEADLINE_MS'>,
   logger: Logger,
 ): Promise<RunningGateway> {
   const options = { deadlineMs: config.RPC_DEADLINE_MS };
   const identityClient = createRpcClient(identity.IdentityService, config.IDENTITY_ADDR, options);
   const projectsClient = createRpcClient(budgets.ProjectsService, config.BUDGETS_ADDR, options);
-  const backends = { identity: config.IDENTITY_ADDR, budgets: config.BUDGETS_ADDR, violations: config.VIOLATIONS_ADDR };
+  const backends = {
+    identity: config.IDENTITY_ADDR,
+    budgets: config.BUDGETS_ADDR,
+    violations: config.VIOLATIONS_ADDR,
+  };
   let draining = false;
   const app = createGatewayApp({
     draining: () => draining,
@@ -32,7 +37,11 @@ export async function startGateway(
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
     backendsReady: async () =>
       Object.fromEntries(
-        await Promise.all(Object.entries(backends).map(async ([name, address]) => [name, (await checkHealth(address)) === 'SERVING'] as const)),
+        await Promise.all(
+          Object.entries(backends).map(
+            async ([name, address]) => [name, (await checkHealth(address)) === 'SERVING'] as const,
+          ),
+        ),
       ),
   });
 

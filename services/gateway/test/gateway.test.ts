@@ -20,7 +20,12 @@ const identityStandIn = {
     authCalls++;
     if (!credential?.startsWith('cg_live_gateway')) throw new UnauthenticatedError();
     return create(identity.AuthenticateResponseSchema, {
-      principal: { teamId: 'team_1', credentialId: 'key_1', scopes: ['guard:read', 'guard:write'], plan: 'team' },
+      principal: {
+        teamId: 'team_1',
+        credentialId: 'key_1',
+        scopes: ['guard:read', 'guard:write'],
+        plan: 'team',
+      },
       cacheTtlSeconds: 30,
     });
   },
@@ -49,7 +54,8 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const get = (path: string, key = goodKey) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+const get = (path: string, key = goodKey) =>
+  fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
 
 describe('gateway', () => {
   it('answers 503 service_unavailable with Retry-After when a backend is down, without internals', async () => {

@@ -22,7 +22,10 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
       rpc.add(identity.IdentityService, identityRpc({ teams, apiKeys }));
       const result = await bootstrap({ db, teams, apiKeys }, env.GUARD_BOOTSTRAP_API_KEY || undefined);
       if (result) {
-        logger.info({ team_id: result.teamId, api_key_source: result.apiKeySource }, 'bootstrapped team default');
+        logger.info(
+          { team_id: result.teamId, api_key_source: result.apiKeySource },
+          'bootstrapped team default',
+        );
         (options.onBootstrap ?? printBootstrap)(result);
       }
     },
@@ -36,6 +39,8 @@ export function printBootstrap(result: BootstrapResult): void {
       `\nCreated team 'default' (${result.teamId}) with a new API key. It is shown only this once:\n\n  ${result.generatedApiKey}\n\n`,
     );
   } else {
-    process.stdout.write(`\nCreated team 'default' (${result.teamId}); its API key is GUARD_BOOTSTRAP_API_KEY.\n\n`);
+    process.stdout.write(
+      `\nCreated team 'default' (${result.teamId}); its API key is GUARD_BOOTSTRAP_API_KEY.\n\n`,
+    );
   }
 }

@@ -35,7 +35,13 @@ function teamOf(ctx: CallContext): string {
   return ctx.teamId;
 }
 
-export function identityRpc({ teams, apiKeys }: { teams: Teams; apiKeys: ApiKeys }): ServiceImpl<typeof identity.IdentityService> {
+export function identityRpc({
+  teams,
+  apiKeys,
+}: {
+  teams: Teams;
+  apiKeys: ApiKeys;
+}): ServiceImpl<typeof identity.IdentityService> {
   return {
     async authenticate({ credential }) {
       if (!credential.startsWith(apiKeyPrefix)) throw new UnauthenticatedError();

@@ -94,10 +94,27 @@ const toProject = (row: ProjectRow): Project => ({
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
 const duplicateName = (name: string) =>
-  new ConflictError(`A project named '${name}' already exists in this team.`, [{ field: 'name', message: 'is taken' }]);
+  new ConflictError(`A project named '${name}' already exists in this team.`, [
+    { field: 'name', message: 'is taken' },
+  ]);
 
-export function projectsFactory({ db, outbox, newId, now }: { db: Db; outbox: Outbox; newId: IdGenerator; now: () => Date }) {
-  async function publishChange(tx: Queryable, type: 'created' | 'updated', project: Project, changedFields: string[]) {
+export function projectsFactory({
+  db,
+  outbox,
+  newId,
+  now,
+}: {
+  db: Db;
+  outbox: Outbox;
+  newId: IdGenerator;
+  now: () => Date;
+}) {
+  async function publishChange(
+    tx: Queryable,
+    type: 'created' | 'updated',
+    project: Project,
+    changedFields: string[],
+  ) {
     await outbox.addMessage(tx, {
       type: `budgets.project.${type}`,
       subject: project.id,
@@ -154,11 +171,17 @@ export function projectsFactory({ db, outbox, newId, now }: { db: Db; outbox: Ou
        FROM budgets WHERE team_id = $1 AND project_id = $2 ORDER BY created_at, id`,
       [teamId, id],
     );
-    const budgets = rows.map(({ percentage_used, ...budget }) => ({ ...budget, percentageUsed: percentage_used }));
+    const budgets = rows.map(({ percentage_used, ...budget }) => ({
+      ...budget,
+      percentageUsed: percentage_used,
+    }));
     return { ...project, budgets };
   }
 
-  async function listProjects(teamId: string, input: ListProjectsInput): Promise<{ projects: Project[]; meta: PageMeta }> {
+  async function listProjects(
+    teamId: string,
+    input: ListProjectsInput,
+  ): Promise<{ projects: Project[]; meta: PageMeta }> {
     const page = pageOf(input);
     if (input.status !== undefined && !(projectStatuses as readonly string[]).includes(input.status)) {
       throw new BadRequestError(`Unknown status '${input.status}'.`, [
@@ -168,12 +191,16 @@ export function projectsFactory({ db, outbox, newId, now }: { db: Db; outbox: Ou
     const where = ['p.team_id = $1'];
     const params: unknown[] = [teamId];
     if (input.status !== undefined) where.push(`p.status = $${params.push(input.status)}`);
-    if (input.connectionId !== undefined) where.push(`$${params.push(input.connectionId)} = ANY (p.connection_ids)`);
+    if (input.connectionId !== undefined)
+      where.push(`$${params.push(input.connectionId)} = ANY (p.connection_ids)`);
     const filter = where.join(' AND ');
     const { limit, offset } = limitOffset(page);
     const [count, list] = await Promise.all([
       db.query<{ n: number }>(`SELECT count(*)::int AS n FROM projects p WHERE ${filter}`, params),
-      db.query<ProjectRow>(`${selectProject} WHERE ${filter} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset}`, params),
+      db.query<ProjectRow>(
+        `${selectProject} WHERE ${filter} ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        params,
+      ),
     ]);
     return { projects: list.rows.map(toProject), meta: pageMeta(page, count.rows[0]!.n) };
   }
@@ -202,7 +229,15 @@ export function projectsFactory({ db, outbox, newId, now }: { db: Db; outbox: Ou
         const { rows } = await tx.query<{ updated_at: Date }>(
           `UPDATE projects SET name = $3, status = $4, connection_ids = $5, approval_rules = $6, updated_at = $7
            WHERE team_id = $1 AND id = $2 RETURNING updated_at`,
-          [teamId, id, next.name, next.status, next.connectionIds, next.approvalRules && JSON.stringify(next.approvalRules), now()],
+          [
+            teamId,
+            id,
+            next.name,
+            next.status,
+            next.connectionIds,
+            next.approvalRules && JSON.stringify(next.approvalRules),
+            now(),
+          ],
         );
         const updated = { ...next, updatedAt: rows[0]!.updated_at };
         await publishChange(tx, 'updated', updated, changed.map(snakeCase));
@@ -217,7 +252,10 @@ export function projectsFactory({ db, outbox, newId, now }: { db: Db; outbox: Ou
   /** Removes the project and its budgets now; owners of its other data purge it on `project.deleted`. */
   async function deleteProject(teamId: string, id: string): Promise<void> {
     await db.transaction(async (tx) => {
-      const { rowCount } = await tx.query('DELETE FROM projects WHERE team_id = $1 AND id = $2', [teamId, id]);
+      const { rowCount } = await tx.query('DELETE FROM projects WHERE team_id = $1 AND id = $2', [
+        teamId,
+        id,
+      ]);
       if (rowCount === 0) throw new NotFoundError('Project', id);
       await outbox.addMessage(tx, {
         type: 'budgets.project.deleted',

@@ -21,7 +21,10 @@ const projectMessage = (project: Project) => ({
   approvalRules: project.approvalRules ?? undefined,
 });
 
-const projectDetailMessage = (project: ProjectDetail) => ({ ...projectMessage(project), budgets: project.budgets });
+const projectDetailMessage = (project: ProjectDetail) => ({
+  ...projectMessage(project),
+  budgets: project.budgets,
+});
 
 export function projectsRpc(projects: Projects): ServiceImpl<typeof budgets.ProjectsService> {
   return {

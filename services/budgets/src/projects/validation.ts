@@ -14,14 +14,26 @@ export const maxApprovers = 50;
 
 export function checkName(violations: Violations, name: string): string {
   const trimmed = name.trim();
-  violations.check(trimmed.length >= 1 && trimmed.length <= 200, 'name', 'must be 1 to 200 characters, not all blank');
+  violations.check(
+    trimmed.length >= 1 && trimmed.length <= 200,
+    'name',
+    'must be 1 to 200 characters, not all blank',
+  );
   return trimmed;
 }
 
 export function checkConnectionIds(violations: Violations, ids: string[]): string[] {
-  violations.check(ids.length <= maxConnections, 'connection_ids', `must have at most ${maxConnections} items`);
+  violations.check(
+    ids.length <= maxConnections,
+    'connection_ids',
+    `must have at most ${maxConnections} items`,
+  );
   ids.forEach((id, index) =>
-    violations.check(looksLikeId('connection', id), `connection_ids[${index}]`, `'${id}' is not a connection id (con_...)`),
+    violations.check(
+      looksLikeId('connection', id),
+      `connection_ids[${index}]`,
+      `'${id}' is not a connection id (con_...)`,
+    ),
   );
   return [...new Set(ids)];
 }
@@ -36,8 +48,16 @@ export function checkApprovalRules(
     'approval_rules.require_approval_above',
     'is required and must be a number >= 0',
   );
-  violations.check(rules.approvers.length >= 1, 'approval_rules.approvers', 'must name at least one approver');
-  violations.check(rules.approvers.length <= maxApprovers, 'approval_rules.approvers', `must have at most ${maxApprovers} items`);
+  violations.check(
+    rules.approvers.length >= 1,
+    'approval_rules.approvers',
+    'must name at least one approver',
+  );
+  violations.check(
+    rules.approvers.length <= maxApprovers,
+    'approval_rules.approvers',
+    `must have at most ${maxApprovers} items`,
+  );
   rules.approvers.forEach((approver, index) =>
     violations.check(
       approver.trim().length >= 1 && approver.length <= 200,
@@ -49,6 +69,10 @@ export function checkApprovalRules(
 }
 
 export function checkStatus(violations: Violations, status: string): ProjectStatus {
-  violations.check((projectStatuses as readonly string[]).includes(status), 'status', `must be one of ${projectStatuses.join(', ')}`);
+  violations.check(
+    (projectStatuses as readonly string[]).includes(status),
+    'status',
+    `must be one of ${projectStatuses.join(', ')}`,
+  );
   return status as ProjectStatus;
 }

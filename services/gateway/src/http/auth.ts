@@ -47,7 +47,12 @@ export function authenticator({
     cache.delete(key);
     const { principal, cacheTtlSeconds } = await identityClient.authenticate({ credential }, { requestId });
     if (!principal) throw new UnauthenticatedError();
-    const result = { teamId: principal.teamId, credentialId: principal.credentialId, scopes: principal.scopes, plan: principal.plan };
+    const result = {
+      teamId: principal.teamId,
+      credentialId: principal.credentialId,
+      scopes: principal.scopes,
+      plan: principal.plan,
+    };
     const ttl = Math.min(maxTtlMs, cacheTtlSeconds * 1000);
     if (ttl > 0) {
       if (cache.size >= maxCacheEntries) cache.delete(cache.keys().next().value!);
@@ -61,12 +66,15 @@ export function authenticator({
     const match = header?.match(/^Bearer ([\x21-\x7e]{1,4096})$/i);
     if (!match) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="costgov"');
-      throw new UnauthenticatedError(header ? 'The Authorization header is not a Bearer credential.' : 'Missing Authorization header.');
+      throw new UnauthenticatedError(
+        header ? 'The Authorization header is not a Bearer credential.' : 'Missing Authorization header.',
+      );
     }
     try {
       req.principal = await principalOf(match[1]!, req.requestId);
     } catch (error) {
-      if (error instanceof UnauthenticatedError) res.setHeader('WWW-Authenticate', 'Bearer realm="costgov", error="invalid_token"');
+      if (error instanceof UnauthenticatedError)
+        res.setHeader('WWW-Authenticate', 'Bearer realm="costgov", error="invalid_token"');
       throw error;
     }
     withLogContext({ teamId: req.principal.teamId }, next);
@@ -78,6 +86,7 @@ export function authenticator({
 /** GET needs `guard:read`; every other method `guard:write`. */
 export const requireGuardScope: RequestHandler = (req, _res, next) => {
   const needed = req.method === 'GET' || req.method === 'HEAD' ? 'guard:read' : 'guard:write';
-  if (!req.principal.scopes.includes(needed)) throw new ForbiddenError(`This operation needs the '${needed}' scope.`);
+  if (!req.principal.scopes.includes(needed))
+    throw new ForbiddenError(`This operation needs the '${needed}' scope.`);
   next();
 };

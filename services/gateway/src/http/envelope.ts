@@ -12,6 +12,11 @@ export function sendError(
   res.status(status).json({ error: { code, message, details } });
 }
 
-export function sendData(res: Response, status: number, data: unknown, meta: Record<string, unknown> = {}): void {
+export function sendData(
+  res: Response,
+  status: number,
+  data: unknown,
+  meta: Record<string, unknown> = {},
+): void {
   res.status(status).json({ data, meta });
 }

@@ -55,7 +55,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       if (validation.status === 400 && inBody) {
         return sendError(res, 'validation_error', 'The request body failed validation.', details);
       }
-      if (validation.status === 400) return sendError(res, 'bad_request', 'The request parameters are invalid.', details);
+      if (validation.status === 400)
+        return sendError(res, 'bad_request', 'The request parameters are invalid.', details);
     }
     logger.error({ err: error }, 'unhandled error');
     sendError(res, 'internal_error', 'An unexpected error occurred.');

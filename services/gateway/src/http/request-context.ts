@@ -13,7 +13,8 @@ declare module 'express-serve-static-core' {
 /** Takes the caller's X-Request-Id when it is sane, otherwise makes one; echoes it and logs with it. */
 export const requestContext: RequestHandler = (req, res, next) => {
   const incoming = req.get('x-request-id');
-  req.requestId = incoming && acceptableId.test(incoming) ? incoming : `req_${randomBytes(12).toString('hex')}`;
+  req.requestId =
+    incoming && acceptableId.test(incoming) ? incoming : `req_${randomBytes(12).toString('hex')}`;
   res.setHeader('X-Request-Id', req.requestId);
   withLogContext({ requestId: req.requestId }, next);
 };

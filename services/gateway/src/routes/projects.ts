@@ -46,7 +46,10 @@ const approvalRulesInput = (rules: ApprovalRulesBody) => ({
   approvers: rules.approvers ?? [],
 });
 
-export const callContext = (req: Request): CallContext => ({ teamId: req.principal.teamId, requestId: req.requestId });
+export const callContext = (req: Request): CallContext => ({
+  teamId: req.principal.teamId,
+  requestId: req.requestId,
+});
 
 /** REST ↔ gRPC mapping of /v1/guard/projects; the request was validated against the OpenAPI document. */
 export function projectRoutes(client: ProjectsClient): Router {

@@ -76,22 +76,32 @@ export function apiKeysFactory({ db, newId, now }: { db: Queryable; newId: IdGen
       violations.check((scopes as readonly string[]).includes(scope), 'scopes', `unknown scope '${scope}'`);
     }
     if (input.expiresAt) violations.check(input.expiresAt > now(), 'expires_at', 'must be in the future');
-    if (input.secret !== undefined) violations.check(input.secret.length >= 24, 'secret', 'must be at least 24 characters');
+    if (input.secret !== undefined)
+      violations.check(input.secret.length >= 24, 'secret', 'must be at least 24 characters');
     violations.throwIfAny();
 
     const secret = input.secret ?? newApiKeySecret();
     const { rows } = await tx.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, team_id, name, scopes, secret_hash, prefix, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [newId('apiKey'), teamId, name, [...new Set(input.scopes)], hashSecret(secret), displayPrefix(secret), input.expiresAt ?? null],
+      [
+        newId('apiKey'),
+        teamId,
+        name,
+        [...new Set(input.scopes)],
+        hashSecret(secret),
+        displayPrefix(secret),
+        input.expiresAt ?? null,
+      ],
     );
     return { key: toApiKey(rows[0]!), secret };
   }
 
   async function listApiKeys(teamId: string): Promise<ApiKey[]> {
-    const { rows } = await db.query<ApiKeyRow>('SELECT * FROM api_keys WHERE team_id = $1 ORDER BY created_at, id', [
-      teamId,
-    ]);
+    const { rows } = await db.query<ApiKeyRow>(
+      'SELECT * FROM api_keys WHERE team_id = $1 ORDER BY created_at, id',
+      [teamId],
+    );
     return rows.map(toApiKey);
   }
 
@@ -113,7 +123,12 @@ export function apiKeysFactory({ db, newId, now }: { db: Queryable; newId: IdGen
     );
     const row = rows[0];
     const at = now();
-    if (!row || !sameHash(row.secret_hash, hash) || row.revoked_at || (row.expires_at && row.expires_at <= at)) {
+    if (
+      !row ||
+      !sameHash(row.secret_hash, hash) ||
+      row.revoked_at ||
+      (row.expires_at && row.expires_at <= at)
+    ) {
       throw new UnauthenticatedError();
     }
     if (!row.last_used_at || at.getTime() - row.last_used_at.getTime() > lastUsedResolutionMs) {

@@ -53,7 +53,9 @@ export function teamsFactory({ db, newId }: { db: Queryable; newId: IdGenerator 
       return toTeam(rows[0]!);
     } catch (error) {
       if ((error as { code?: string }).code === '23505') {
-        throw new ConflictError(`A team named '${name}' already exists.`, [{ field: 'name', message: 'is taken' }]);
+        throw new ConflictError(`A team named '${name}' already exists.`, [
+          { field: 'name', message: 'is taken' },
+        ]);
       }
       throw error;
     }

@@ -4,22 +4,26 @@
 // @generated from file google/rpc/error_details.proto (package google.rpc, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration, DurationJson } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenFile, GenMessage } from '@bufbuild/protobuf/codegenv2';
+import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2';
+import type { Duration, DurationJson } from '@bufbuild/protobuf/wkt';
+import { file_google_protobuf_duration } from '@bufbuild/protobuf/wkt';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file google/rpc/error_details.proto.
  */
-export const file_google_rpc_error_details: GenFile = /*@__PURE__*/
-  fileDesc("Ch5nb29nbGUvcnBjL2Vycm9yX2RldGFpbHMucHJvdG8SCmdvb2dsZS5ycGMikwEKCUVycm9ySW5mbxIOCgZyZWFzb24YASABKAkSDgoGZG9tYWluGAIgASgJEjUKCG1ldGFkYXRhGAMgAygLMiMuZ29vZ2xlLnJwYy5FcnJvckluZm8uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOwoJUmV0cnlJbmZvEi4KC3JldHJ5X2RlbGF5GAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIpMBCgpCYWRSZXF1ZXN0Ej8KEGZpZWxkX3Zpb2xhdGlvbnMYASADKAsyJS5nb29nbGUucnBjLkJhZFJlcXVlc3QuRmllbGRWaW9sYXRpb24aRAoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDgoGcmVhc29uGAMgASgJYgZwcm90bzM", [file_google_protobuf_duration]);
+export const file_google_rpc_error_details: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'Ch5nb29nbGUvcnBjL2Vycm9yX2RldGFpbHMucHJvdG8SCmdvb2dsZS5ycGMikwEKCUVycm9ySW5mbxIOCgZyZWFzb24YASABKAkSDgoGZG9tYWluGAIgASgJEjUKCG1ldGFkYXRhGAMgAygLMiMuZ29vZ2xlLnJwYy5FcnJvckluZm8uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOwoJUmV0cnlJbmZvEi4KC3JldHJ5X2RlbGF5GAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIpMBCgpCYWRSZXF1ZXN0Ej8KEGZpZWxkX3Zpb2xhdGlvbnMYASADKAsyJS5nb29nbGUucnBjLkJhZFJlcXVlc3QuRmllbGRWaW9sYXRpb24aRAoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDgoGcmVhc29uGAMgASgJYgZwcm90bzM',
+    [file_google_protobuf_duration],
+  );
 
 /**
  * @generated from message google.rpc.ErrorInfo
  */
-export type ErrorInfo = Message<"google.rpc.ErrorInfo"> & {
+export type ErrorInfo = Message<'google.rpc.ErrorInfo'> & {
   /**
    * @generated from field: string reason = 1;
    */
@@ -60,13 +64,14 @@ export type ErrorInfoJson = {
  * Describes the message google.rpc.ErrorInfo.
  * Use `create(ErrorInfoSchema)` to create a new message.
  */
-export const ErrorInfoSchema: GenMessage<ErrorInfo, {jsonType: ErrorInfoJson}> = /*@__PURE__*/
+export const ErrorInfoSchema: GenMessage<ErrorInfo, { jsonType: ErrorInfoJson }> =
+  /*@__PURE__*/
   messageDesc(file_google_rpc_error_details, 0);
 
 /**
  * @generated from message google.rpc.RetryInfo
  */
-export type RetryInfo = Message<"google.rpc.RetryInfo"> & {
+export type RetryInfo = Message<'google.rpc.RetryInfo'> & {
   /**
    * @generated from field: google.protobuf.Duration retry_delay = 1;
    */
@@ -87,13 +92,14 @@ export type RetryInfoJson = {
  * Describes the message google.rpc.RetryInfo.
  * Use `create(RetryInfoSchema)` to create a new message.
  */
-export const RetryInfoSchema: GenMessage<RetryInfo, {jsonType: RetryInfoJson}> = /*@__PURE__*/
+export const RetryInfoSchema: GenMessage<RetryInfo, { jsonType: RetryInfoJson }> =
+  /*@__PURE__*/
   messageDesc(file_google_rpc_error_details, 1);
 
 /**
  * @generated from message google.rpc.BadRequest
  */
-export type BadRequest = Message<"google.rpc.BadRequest"> & {
+export type BadRequest = Message<'google.rpc.BadRequest'> & {
   /**
    * @generated from field: repeated google.rpc.BadRequest.FieldViolation field_violations = 1;
    */
@@ -114,13 +120,14 @@ export type BadRequestJson = {
  * Describes the message google.rpc.BadRequest.
  * Use `create(BadRequestSchema)` to create a new message.
  */
-export const BadRequestSchema: GenMessage<BadRequest, {jsonType: BadRequestJson}> = /*@__PURE__*/
+export const BadRequestSchema: GenMessage<BadRequest, { jsonType: BadRequestJson }> =
+  /*@__PURE__*/
   messageDesc(file_google_rpc_error_details, 2);
 
 /**
  * @generated from message google.rpc.BadRequest.FieldViolation
  */
-export type BadRequest_FieldViolation = Message<"google.rpc.BadRequest.FieldViolation"> & {
+export type BadRequest_FieldViolation = Message<'google.rpc.BadRequest.FieldViolation'> & {
   /**
    * @generated from field: string field = 1;
    */
@@ -161,6 +168,7 @@ export type BadRequest_FieldViolationJson = {
  * Describes the message google.rpc.BadRequest.FieldViolation.
  * Use `create(BadRequest_FieldViolationSchema)` to create a new message.
  */
-export const BadRequest_FieldViolationSchema: GenMessage<BadRequest_FieldViolation, {jsonType: BadRequest_FieldViolationJson}> = /*@__PURE__*/
-  messageDesc(file_google_rpc_error_details, 2, 0);
-
+export const BadRequest_FieldViolationSchema: GenMessage<
+  BadRequest_FieldViolation,
+  { jsonType: BadRequest_FieldViolationJson }
+> = /*@__PURE__*/ messageDesc(file_google_rpc_error_details, 2, 0);

@@ -5,22 +5,26 @@
 // @generated from file google/rpc/status.proto (package google.rpc, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Any, AnyJson } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_any } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenFile, GenMessage } from '@bufbuild/protobuf/codegenv2';
+import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2';
+import type { Any, AnyJson } from '@bufbuild/protobuf/wkt';
+import { file_google_protobuf_any } from '@bufbuild/protobuf/wkt';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file google/rpc/status.proto.
  */
-export const file_google_rpc_status: GenFile = /*@__PURE__*/
-  fileDesc("Chdnb29nbGUvcnBjL3N0YXR1cy5wcm90bxIKZ29vZ2xlLnJwYyJOCgZTdGF0dXMSDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEiUKB2RldGFpbHMYAyADKAsyFC5nb29nbGUucHJvdG9idWYuQW55YgZwcm90bzM", [file_google_protobuf_any]);
+export const file_google_rpc_status: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'Chdnb29nbGUvcnBjL3N0YXR1cy5wcm90bxIKZ29vZ2xlLnJwYyJOCgZTdGF0dXMSDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEiUKB2RldGFpbHMYAyADKAsyFC5nb29nbGUucHJvdG9idWYuQW55YgZwcm90bzM',
+    [file_google_protobuf_any],
+  );
 
 /**
  * @generated from message google.rpc.Status
  */
-export type Status = Message<"google.rpc.Status"> & {
+export type Status = Message<'google.rpc.Status'> & {
   /**
    * @generated from field: int32 code = 1;
    */
@@ -61,6 +65,6 @@ export type StatusJson = {
  * Describes the message google.rpc.Status.
  * Use `create(StatusSchema)` to create a new message.
  */
-export const StatusSchema: GenMessage<Status, {jsonType: StatusJson}> = /*@__PURE__*/
+export const StatusSchema: GenMessage<Status, { jsonType: StatusJson }> =
+  /*@__PURE__*/
   messageDesc(file_google_rpc_status, 0);
-

@@ -2,24 +2,35 @@
 // @generated from file costgov/budgets/v1/budgets.proto (package costgov.budgets.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { PageMeta, PageMetaJson, PageRequest, PageRequestJson, StringList, StringListJson } from "../../common/v1/common_pb";
-import { file_costgov_common_v1_common } from "../../common/v1/common_pb";
-import type { Timestamp, TimestampJson } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
+import { fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
+import type {
+  PageMeta,
+  PageMetaJson,
+  PageRequest,
+  PageRequestJson,
+  StringList,
+  StringListJson,
+} from '../../common/v1/common_pb';
+import { file_costgov_common_v1_common } from '../../common/v1/common_pb';
+import type { Timestamp, TimestampJson } from '@bufbuild/protobuf/wkt';
+import { file_google_protobuf_timestamp } from '@bufbuild/protobuf/wkt';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file costgov/budgets/v1/budgets.proto.
  */
-export const file_costgov_budgets_v1_budgets: GenFile = /*@__PURE__*/
-  fileDesc("CiBjb3N0Z292L2J1ZGdldHMvdjEvYnVkZ2V0cy5wcm90bxISY29zdGdvdi5idWRnZXRzLnYxImIKDUFwcHJvdmFsUnVsZXMSIwoWcmVxdWlyZV9hcHByb3ZhbF9hYm92ZRgBIAEoAUgAiAEBEhEKCWFwcHJvdmVycxgCIAMoCUIZChdfcmVxdWlyZV9hcHByb3ZhbF9hYm92ZSKEAQoNQnVkZ2V0U3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmFtb3VudBgDIAEoARIQCghjdXJyZW5jeRgEIAEoCRIOCgZwZXJpb2QYBSABKAkSFwoPcGVyY2VudGFnZV91c2VkGAYgASgBEg4KBnN0YXR1cxgHIAEoCSLJAgoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIUCgxidWRnZXRfY291bnQYBSABKAUSFwoPdmlvbGF0aW9uX2NvdW50GAYgASgFEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKDmFwcHJvdmFsX3J1bGVzGAkgASgLMiEuY29zdGdvdi5idWRnZXRzLnYxLkFwcHJvdmFsUnVsZXMSMgoHYnVkZ2V0cxgKIAMoCzIhLmNvc3Rnb3YuYnVkZ2V0cy52MS5CdWRnZXRTdW1tYXJ5IncKFENyZWF0ZVByb2plY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSFgoOY29ubmVjdGlvbl9pZHMYAiADKAkSOQoOYXBwcm92YWxfcnVsZXMYAyABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcyIfChFHZXRQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSKRAQoTTGlzdFByb2plY3RzUmVxdWVzdBITCgZzdGF0dXMYASABKAlIAIgBARIaCg1jb25uZWN0aW9uX2lkGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0QgkKB19zdGF0dXNCEAoOX2Nvbm5lY3Rpb25faWQicAoUTGlzdFByb2plY3RzUmVzcG9uc2USLQoIcHJvamVjdHMYASADKAsyGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEi7gEKFFVwZGF0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBARI1Cg5jb25uZWN0aW9uX2lkcxgEIAEoCzIdLmNvc3Rnb3YuY29tbW9uLnYxLlN0cmluZ0xpc3QSOQoOYXBwcm92YWxfcnVsZXMYBSABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcxIcChRjbGVhcl9hcHByb3ZhbF9ydWxlcxgGIAEoCEIHCgVfbmFtZUIJCgdfc3RhdHVzIiIKFERlbGV0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVByb2plY3RSZXNwb25zZTLcAwoPUHJvamVjdHNTZXJ2aWNlElYKDUNyZWF0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBJQCgpHZXRQcm9qZWN0EiUuY29zdGdvdi5idWRnZXRzLnYxLkdldFByb2plY3RSZXF1ZXN0GhsuY29zdGdvdi5idWRnZXRzLnYxLlByb2plY3QSYQoMTGlzdFByb2plY3RzEicuY29zdGdvdi5idWRnZXRzLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaKC5jb3N0Z292LmJ1ZGdldHMudjEuTGlzdFByb2plY3RzUmVzcG9uc2USVgoNVXBkYXRlUHJvamVjdBIoLmNvc3Rnb3YuYnVkZ2V0cy52MS5VcGRhdGVQcm9qZWN0UmVxdWVzdBobLmNvc3Rnb3YuYnVkZ2V0cy52MS5Qcm9qZWN0EmQKDURlbGV0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaKS5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlUHJvamVjdFJlc3BvbnNlYgZwcm90bzM", [file_costgov_common_v1_common, file_google_protobuf_timestamp]);
+export const file_costgov_budgets_v1_budgets: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'CiBjb3N0Z292L2J1ZGdldHMvdjEvYnVkZ2V0cy5wcm90bxISY29zdGdvdi5idWRnZXRzLnYxImIKDUFwcHJvdmFsUnVsZXMSIwoWcmVxdWlyZV9hcHByb3ZhbF9hYm92ZRgBIAEoAUgAiAEBEhEKCWFwcHJvdmVycxgCIAMoCUIZChdfcmVxdWlyZV9hcHByb3ZhbF9hYm92ZSKEAQoNQnVkZ2V0U3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmFtb3VudBgDIAEoARIQCghjdXJyZW5jeRgEIAEoCRIOCgZwZXJpb2QYBSABKAkSFwoPcGVyY2VudGFnZV91c2VkGAYgASgBEg4KBnN0YXR1cxgHIAEoCSLJAgoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIUCgxidWRnZXRfY291bnQYBSABKAUSFwoPdmlvbGF0aW9uX2NvdW50GAYgASgFEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKDmFwcHJvdmFsX3J1bGVzGAkgASgLMiEuY29zdGdvdi5idWRnZXRzLnYxLkFwcHJvdmFsUnVsZXMSMgoHYnVkZ2V0cxgKIAMoCzIhLmNvc3Rnb3YuYnVkZ2V0cy52MS5CdWRnZXRTdW1tYXJ5IncKFENyZWF0ZVByb2plY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSFgoOY29ubmVjdGlvbl9pZHMYAiADKAkSOQoOYXBwcm92YWxfcnVsZXMYAyABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcyIfChFHZXRQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSKRAQoTTGlzdFByb2plY3RzUmVxdWVzdBITCgZzdGF0dXMYASABKAlIAIgBARIaCg1jb25uZWN0aW9uX2lkGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0QgkKB19zdGF0dXNCEAoOX2Nvbm5lY3Rpb25faWQicAoUTGlzdFByb2plY3RzUmVzcG9uc2USLQoIcHJvamVjdHMYASADKAsyGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEi7gEKFFVwZGF0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBARI1Cg5jb25uZWN0aW9uX2lkcxgEIAEoCzIdLmNvc3Rnb3YuY29tbW9uLnYxLlN0cmluZ0xpc3QSOQoOYXBwcm92YWxfcnVsZXMYBSABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcxIcChRjbGVhcl9hcHByb3ZhbF9ydWxlcxgGIAEoCEIHCgVfbmFtZUIJCgdfc3RhdHVzIiIKFERlbGV0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVByb2plY3RSZXNwb25zZTLcAwoPUHJvamVjdHNTZXJ2aWNlElYKDUNyZWF0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBJQCgpHZXRQcm9qZWN0EiUuY29zdGdvdi5idWRnZXRzLnYxLkdldFByb2plY3RSZXF1ZXN0GhsuY29zdGdvdi5idWRnZXRzLnYxLlByb2plY3QSYQoMTGlzdFByb2plY3RzEicuY29zdGdvdi5idWRnZXRzLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaKC5jb3N0Z292LmJ1ZGdldHMudjEuTGlzdFByb2plY3RzUmVzcG9uc2USVgoNVXBkYXRlUHJvamVjdBIoLmNvc3Rnb3YuYnVkZ2V0cy52MS5VcGRhdGVQcm9qZWN0UmVxdWVzdBobLmNvc3Rnb3YuYnVkZ2V0cy52MS5Qcm9qZWN0EmQKDURlbGV0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaKS5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlUHJvamVjdFJlc3BvbnNlYgZwcm90bzM',
+    [file_costgov_common_v1_common, file_google_protobuf_timestamp],
+  );
 
 /**
  * @generated from message costgov.budgets.v1.ApprovalRules
  */
-export type ApprovalRules = Message<"costgov.budgets.v1.ApprovalRules"> & {
+export type ApprovalRules = Message<'costgov.budgets.v1.ApprovalRules'> & {
   /**
    * @generated from field: optional double require_approval_above = 1;
    */
@@ -38,7 +49,7 @@ export type ApprovalRulesJson = {
   /**
    * @generated from field: optional double require_approval_above = 1;
    */
-  requireApprovalAbove?: number | "NaN" | "Infinity" | "-Infinity";
+  requireApprovalAbove?: number | 'NaN' | 'Infinity' | '-Infinity';
 
   /**
    * @generated from field: repeated string approvers = 2;
@@ -50,13 +61,14 @@ export type ApprovalRulesJson = {
  * Describes the message costgov.budgets.v1.ApprovalRules.
  * Use `create(ApprovalRulesSchema)` to create a new message.
  */
-export const ApprovalRulesSchema: GenMessage<ApprovalRules, {jsonType: ApprovalRulesJson}> = /*@__PURE__*/
+export const ApprovalRulesSchema: GenMessage<ApprovalRules, { jsonType: ApprovalRulesJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_budgets_v1_budgets, 0);
 
 /**
  * @generated from message costgov.budgets.v1.BudgetSummary
  */
-export type BudgetSummary = Message<"costgov.budgets.v1.BudgetSummary"> & {
+export type BudgetSummary = Message<'costgov.budgets.v1.BudgetSummary'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -110,7 +122,7 @@ export type BudgetSummaryJson = {
   /**
    * @generated from field: double amount = 3;
    */
-  amount?: number | "NaN" | "Infinity" | "-Infinity";
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
 
   /**
    * @generated from field: string currency = 4;
@@ -125,7 +137,7 @@ export type BudgetSummaryJson = {
   /**
    * @generated from field: double percentage_used = 6;
    */
-  percentageUsed?: number | "NaN" | "Infinity" | "-Infinity";
+  percentageUsed?: number | 'NaN' | 'Infinity' | '-Infinity';
 
   /**
    * @generated from field: string status = 7;
@@ -137,13 +149,14 @@ export type BudgetSummaryJson = {
  * Describes the message costgov.budgets.v1.BudgetSummary.
  * Use `create(BudgetSummarySchema)` to create a new message.
  */
-export const BudgetSummarySchema: GenMessage<BudgetSummary, {jsonType: BudgetSummaryJson}> = /*@__PURE__*/
+export const BudgetSummarySchema: GenMessage<BudgetSummary, { jsonType: BudgetSummaryJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_budgets_v1_budgets, 1);
 
 /**
  * @generated from message costgov.budgets.v1.Project
  */
-export type Project = Message<"costgov.budgets.v1.Project"> & {
+export type Project = Message<'costgov.budgets.v1.Project'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -262,13 +275,14 @@ export type ProjectJson = {
  * Describes the message costgov.budgets.v1.Project.
  * Use `create(ProjectSchema)` to create a new message.
  */
-export const ProjectSchema: GenMessage<Project, {jsonType: ProjectJson}> = /*@__PURE__*/
+export const ProjectSchema: GenMessage<Project, { jsonType: ProjectJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_budgets_v1_budgets, 2);
 
 /**
  * @generated from message costgov.budgets.v1.CreateProjectRequest
  */
-export type CreateProjectRequest = Message<"costgov.budgets.v1.CreateProjectRequest"> & {
+export type CreateProjectRequest = Message<'costgov.budgets.v1.CreateProjectRequest'> & {
   /**
    * @generated from field: string name = 1;
    */
@@ -309,13 +323,15 @@ export type CreateProjectRequestJson = {
  * Describes the message costgov.budgets.v1.CreateProjectRequest.
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
-export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest, {jsonType: CreateProjectRequestJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_budgets_v1_budgets, 3);
+export const CreateProjectRequestSchema: GenMessage<
+  CreateProjectRequest,
+  { jsonType: CreateProjectRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 3);
 
 /**
  * @generated from message costgov.budgets.v1.GetProjectRequest
  */
-export type GetProjectRequest = Message<"costgov.budgets.v1.GetProjectRequest"> & {
+export type GetProjectRequest = Message<'costgov.budgets.v1.GetProjectRequest'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -336,13 +352,14 @@ export type GetProjectRequestJson = {
  * Describes the message costgov.budgets.v1.GetProjectRequest.
  * Use `create(GetProjectRequestSchema)` to create a new message.
  */
-export const GetProjectRequestSchema: GenMessage<GetProjectRequest, {jsonType: GetProjectRequestJson}> = /*@__PURE__*/
+export const GetProjectRequestSchema: GenMessage<GetProjectRequest, { jsonType: GetProjectRequestJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_budgets_v1_budgets, 4);
 
 /**
  * @generated from message costgov.budgets.v1.ListProjectsRequest
  */
-export type ListProjectsRequest = Message<"costgov.budgets.v1.ListProjectsRequest"> & {
+export type ListProjectsRequest = Message<'costgov.budgets.v1.ListProjectsRequest'> & {
   /**
    * @generated from field: optional string status = 1;
    */
@@ -383,13 +400,15 @@ export type ListProjectsRequestJson = {
  * Describes the message costgov.budgets.v1.ListProjectsRequest.
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
-export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest, {jsonType: ListProjectsRequestJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_budgets_v1_budgets, 5);
+export const ListProjectsRequestSchema: GenMessage<
+  ListProjectsRequest,
+  { jsonType: ListProjectsRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 5);
 
 /**
  * @generated from message costgov.budgets.v1.ListProjectsResponse
  */
-export type ListProjectsResponse = Message<"costgov.budgets.v1.ListProjectsResponse"> & {
+export type ListProjectsResponse = Message<'costgov.budgets.v1.ListProjectsResponse'> & {
   /**
    * @generated from field: repeated costgov.budgets.v1.Project projects = 1;
    */
@@ -420,15 +439,17 @@ export type ListProjectsResponseJson = {
  * Describes the message costgov.budgets.v1.ListProjectsResponse.
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
-export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse, {jsonType: ListProjectsResponseJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_budgets_v1_budgets, 6);
+export const ListProjectsResponseSchema: GenMessage<
+  ListProjectsResponse,
+  { jsonType: ListProjectsResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 6);
 
 /**
  * Fields left unset are not changed.
  *
  * @generated from message costgov.budgets.v1.UpdateProjectRequest
  */
-export type UpdateProjectRequest = Message<"costgov.budgets.v1.UpdateProjectRequest"> & {
+export type UpdateProjectRequest = Message<'costgov.budgets.v1.UpdateProjectRequest'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -505,13 +526,15 @@ export type UpdateProjectRequestJson = {
  * Describes the message costgov.budgets.v1.UpdateProjectRequest.
  * Use `create(UpdateProjectRequestSchema)` to create a new message.
  */
-export const UpdateProjectRequestSchema: GenMessage<UpdateProjectRequest, {jsonType: UpdateProjectRequestJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_budgets_v1_budgets, 7);
+export const UpdateProjectRequestSchema: GenMessage<
+  UpdateProjectRequest,
+  { jsonType: UpdateProjectRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 7);
 
 /**
  * @generated from message costgov.budgets.v1.DeleteProjectRequest
  */
-export type DeleteProjectRequest = Message<"costgov.budgets.v1.DeleteProjectRequest"> & {
+export type DeleteProjectRequest = Message<'costgov.budgets.v1.DeleteProjectRequest'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -532,27 +555,29 @@ export type DeleteProjectRequestJson = {
  * Describes the message costgov.budgets.v1.DeleteProjectRequest.
  * Use `create(DeleteProjectRequestSchema)` to create a new message.
  */
-export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest, {jsonType: DeleteProjectRequestJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_budgets_v1_budgets, 8);
+export const DeleteProjectRequestSchema: GenMessage<
+  DeleteProjectRequest,
+  { jsonType: DeleteProjectRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 8);
 
 /**
  * @generated from message costgov.budgets.v1.DeleteProjectResponse
  */
-export type DeleteProjectResponse = Message<"costgov.budgets.v1.DeleteProjectResponse"> & {
-};
+export type DeleteProjectResponse = Message<'costgov.budgets.v1.DeleteProjectResponse'> & {};
 
 /**
  * @generated from message costgov.budgets.v1.DeleteProjectResponse
  */
-export type DeleteProjectResponseJson = {
-};
+export type DeleteProjectResponseJson = {};
 
 /**
  * Describes the message costgov.budgets.v1.DeleteProjectResponse.
  * Use `create(DeleteProjectResponseSchema)` to create a new message.
  */
-export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse, {jsonType: DeleteProjectResponseJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_budgets_v1_budgets, 9);
+export const DeleteProjectResponseSchema: GenMessage<
+  DeleteProjectResponse,
+  { jsonType: DeleteProjectResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 9);
 
 /**
  * Projects (and, later, budgets) of the team in the `x-team-id` metadata.
@@ -564,42 +589,40 @@ export const ProjectsService: GenService<{
    * @generated from rpc costgov.budgets.v1.ProjectsService.CreateProject
    */
   createProject: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof CreateProjectRequestSchema;
     output: typeof ProjectSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.budgets.v1.ProjectsService.GetProject
    */
   getProject: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof GetProjectRequestSchema;
     output: typeof ProjectSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.budgets.v1.ProjectsService.ListProjects
    */
   listProjects: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof ListProjectsRequestSchema;
     output: typeof ListProjectsResponseSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.budgets.v1.ProjectsService.UpdateProject
    */
   updateProject: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof UpdateProjectRequestSchema;
     output: typeof ProjectSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.budgets.v1.ProjectsService.DeleteProject
    */
   deleteProject: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof DeleteProjectRequestSchema;
     output: typeof DeleteProjectResponseSchema;
-  },
-}> = /*@__PURE__*/
-  serviceDesc(file_costgov_budgets_v1_budgets, 0);
-
+  };
+}> = /*@__PURE__*/ serviceDesc(file_costgov_budgets_v1_budgets, 0);

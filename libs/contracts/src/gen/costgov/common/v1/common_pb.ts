@@ -2,22 +2,25 @@
 // @generated from file costgov/common/v1/common.proto (package costgov.common.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenFile, GenMessage } from '@bufbuild/protobuf/codegenv2';
+import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file costgov/common/v1/common.proto.
  */
-export const file_costgov_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jb3N0Z292L2NvbW1vbi92MS9jb21tb24ucHJvdG8SEWNvc3Rnb3YuY29tbW9uLnYxIi0KC1BhZ2VSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEAoIcGVyX3BhZ2UYAiABKAUiXAoIUGFnZU1ldGESFAoMY3VycmVudF9wYWdlGAEgASgFEhAKCHBlcl9wYWdlGAIgASgFEhMKC3RvdGFsX3BhZ2VzGAMgASgFEhMKC3RvdGFsX2NvdW50GAQgASgFIi4KCVNvcnRPcmRlchINCgVmaWVsZBgBIAEoCRISCgpkZXNjZW5kaW5nGAIgASgIIhwKClN0cmluZ0xpc3QSDgoGdmFsdWVzGAEgAygJYgZwcm90bzM");
+export const file_costgov_common_v1_common: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'Ch5jb3N0Z292L2NvbW1vbi92MS9jb21tb24ucHJvdG8SEWNvc3Rnb3YuY29tbW9uLnYxIi0KC1BhZ2VSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEAoIcGVyX3BhZ2UYAiABKAUiXAoIUGFnZU1ldGESFAoMY3VycmVudF9wYWdlGAEgASgFEhAKCHBlcl9wYWdlGAIgASgFEhMKC3RvdGFsX3BhZ2VzGAMgASgFEhMKC3RvdGFsX2NvdW50GAQgASgFIi4KCVNvcnRPcmRlchINCgVmaWVsZBgBIAEoCRISCgpkZXNjZW5kaW5nGAIgASgIIhwKClN0cmluZ0xpc3QSDgoGdmFsdWVzGAEgAygJYgZwcm90bzM',
+  );
 
 /**
  * Page of a list, 1-based as in the REST API.
  *
  * @generated from message costgov.common.v1.PageRequest
  */
-export type PageRequest = Message<"costgov.common.v1.PageRequest"> & {
+export type PageRequest = Message<'costgov.common.v1.PageRequest'> & {
   /**
    * @generated from field: int32 page = 1;
    */
@@ -50,13 +53,14 @@ export type PageRequestJson = {
  * Describes the message costgov.common.v1.PageRequest.
  * Use `create(PageRequestSchema)` to create a new message.
  */
-export const PageRequestSchema: GenMessage<PageRequest, {jsonType: PageRequestJson}> = /*@__PURE__*/
+export const PageRequestSchema: GenMessage<PageRequest, { jsonType: PageRequestJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_common_v1_common, 0);
 
 /**
  * @generated from message costgov.common.v1.PageMeta
  */
-export type PageMeta = Message<"costgov.common.v1.PageMeta"> & {
+export type PageMeta = Message<'costgov.common.v1.PageMeta'> & {
   /**
    * @generated from field: int32 current_page = 1;
    */
@@ -107,7 +111,8 @@ export type PageMetaJson = {
  * Describes the message costgov.common.v1.PageMeta.
  * Use `create(PageMetaSchema)` to create a new message.
  */
-export const PageMetaSchema: GenMessage<PageMeta, {jsonType: PageMetaJson}> = /*@__PURE__*/
+export const PageMetaSchema: GenMessage<PageMeta, { jsonType: PageMetaJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_common_v1_common, 1);
 
 /**
@@ -115,7 +120,7 @@ export const PageMetaSchema: GenMessage<PageMeta, {jsonType: PageMetaJson}> = /*
  *
  * @generated from message costgov.common.v1.SortOrder
  */
-export type SortOrder = Message<"costgov.common.v1.SortOrder"> & {
+export type SortOrder = Message<'costgov.common.v1.SortOrder'> & {
   /**
    * @generated from field: string field = 1;
    */
@@ -148,7 +153,8 @@ export type SortOrderJson = {
  * Describes the message costgov.common.v1.SortOrder.
  * Use `create(SortOrderSchema)` to create a new message.
  */
-export const SortOrderSchema: GenMessage<SortOrder, {jsonType: SortOrderJson}> = /*@__PURE__*/
+export const SortOrderSchema: GenMessage<SortOrder, { jsonType: SortOrderJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_common_v1_common, 2);
 
 /**
@@ -156,7 +162,7 @@ export const SortOrderSchema: GenMessage<SortOrder, {jsonType: SortOrderJson}> =
  *
  * @generated from message costgov.common.v1.StringList
  */
-export type StringList = Message<"costgov.common.v1.StringList"> & {
+export type StringList = Message<'costgov.common.v1.StringList'> & {
   /**
    * @generated from field: repeated string values = 1;
    */
@@ -179,6 +185,6 @@ export type StringListJson = {
  * Describes the message costgov.common.v1.StringList.
  * Use `create(StringListSchema)` to create a new message.
  */
-export const StringListSchema: GenMessage<StringList, {jsonType: StringListJson}> = /*@__PURE__*/
+export const StringListSchema: GenMessage<StringList, { jsonType: StringListJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_common_v1_common, 3);
-

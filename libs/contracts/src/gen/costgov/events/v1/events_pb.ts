@@ -2,22 +2,25 @@
 // @generated from file costgov/events/v1/events.proto (package costgov.events.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenFile, GenMessage } from '@bufbuild/protobuf/codegenv2';
+import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file costgov/events/v1/events.proto.
  */
-export const file_costgov_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJYgZwcm90bzM");
+export const file_costgov_events_v1_events: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJYgZwcm90bzM',
+  );
 
 /**
  * budgets.project.created, budgets.project.updated
  *
  * @generated from message costgov.events.v1.ProjectChanged
  */
-export type ProjectChanged = Message<"costgov.events.v1.ProjectChanged"> & {
+export type ProjectChanged = Message<'costgov.events.v1.ProjectChanged'> & {
   /**
    * @generated from field: string project_id = 1;
    */
@@ -94,7 +97,8 @@ export type ProjectChangedJson = {
  * Describes the message costgov.events.v1.ProjectChanged.
  * Use `create(ProjectChangedSchema)` to create a new message.
  */
-export const ProjectChangedSchema: GenMessage<ProjectChanged, {jsonType: ProjectChangedJson}> = /*@__PURE__*/
+export const ProjectChangedSchema: GenMessage<ProjectChanged, { jsonType: ProjectChangedJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_events_v1_events, 0);
 
 /**
@@ -102,7 +106,7 @@ export const ProjectChangedSchema: GenMessage<ProjectChanged, {jsonType: Project
  *
  * @generated from message costgov.events.v1.ProjectDeleted
  */
-export type ProjectDeleted = Message<"costgov.events.v1.ProjectDeleted"> & {
+export type ProjectDeleted = Message<'costgov.events.v1.ProjectDeleted'> & {
   /**
    * @generated from field: string project_id = 1;
    */
@@ -135,6 +139,6 @@ export type ProjectDeletedJson = {
  * Describes the message costgov.events.v1.ProjectDeleted.
  * Use `create(ProjectDeletedSchema)` to create a new message.
  */
-export const ProjectDeletedSchema: GenMessage<ProjectDeleted, {jsonType: ProjectDeletedJson}> = /*@__PURE__*/
+export const ProjectDeletedSchema: GenMessage<ProjectDeleted, { jsonType: ProjectDeletedJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_events_v1_events, 1);
-

@@ -2,22 +2,26 @@
 // @generated from file costgov/identity/v1/identity.proto (package costgov.identity.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp, TimestampJson } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenEnum, GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
+import type { Timestamp, TimestampJson } from '@bufbuild/protobuf/wkt';
+import { file_google_protobuf_timestamp } from '@bufbuild/protobuf/wkt';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file costgov/identity/v1/identity.proto.
  */
-export const file_costgov_identity_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("CiJjb3N0Z292L2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhNjb3N0Z292LmlkZW50aXR5LnYxIikKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEgoKY3JlZGVudGlhbBgBIAEoCSKEAQoJUHJpbmNpcGFsEg8KB3RlYW1faWQYASABKAkSFQoNY3JlZGVudGlhbF9pZBgCIAEoCRIxCgRraW5kGAMgASgOMiMuY29zdGdvdi5pZGVudGl0eS52MS5DcmVkZW50aWFsS2luZBIOCgZzY29wZXMYBCADKAkSDAoEcGxhbhgFIAEoCSJkChRBdXRoZW50aWNhdGVSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlByaW5jaXBhbBIZChFjYWNoZV90dGxfc2Vjb25kcxgCIAEoBSKKAQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBsYW4YAyABKAkSFAoMZGVmYXVsdF9yb2xlGAQgASgJEhQKDHNjYW5fY3JlZGl0cxgFIAEoAxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHBsYW4YAiABKAkiEgoQTGlzdFRlYW1zUmVxdWVzdCI9ChFMaXN0VGVhbXNSZXNwb25zZRIoCgV0ZWFtcxgBIAMoCzIZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbSKVAgoGQXBpS2V5EgoKAmlkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSDgoGcHJlZml4GAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChRDcmVhdGVBcGlLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkAKE0xpc3RBcGlLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXBpS2V5Ko8BCg5DcmVkZW50aWFsS2luZBIfChtDUkVERU5USUFMX0tJTkRfVU5TUEVDSUZJRUQQABIbChdDUkVERU5USUFMX0tJTkRfQVBJX0tFWRABEh4KGkNSRURFTlRJQUxfS0lORF9TQ0lNX1RPS0VOEAISHwobQ1JFREVOVElBTF9LSU5EX09BVVRIX1RPS0VOEAMy6gMKD0lkZW50aXR5U2VydmljZRJjCgxBdXRoZW50aWNhdGUSKC5jb3N0Z292LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaKS5jb3N0Z292LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlEk8KCkNyZWF0ZVRlYW0SJi5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZVRlYW1SZXF1ZXN0GhkuY29zdGdvdi5pZGVudGl0eS52MS5UZWFtEloKCUxpc3RUZWFtcxIlLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFRlYW1zUmVxdWVzdBomLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFRlYW1zUmVzcG9uc2USYwoMQ3JlYXRlQXBpS2V5EiguY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GikuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJgCgtMaXN0QXBpS2V5cxInLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiguY29zdGdvdi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+export const file_costgov_identity_v1_identity: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'CiJjb3N0Z292L2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhNjb3N0Z292LmlkZW50aXR5LnYxIikKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEgoKY3JlZGVudGlhbBgBIAEoCSKEAQoJUHJpbmNpcGFsEg8KB3RlYW1faWQYASABKAkSFQoNY3JlZGVudGlhbF9pZBgCIAEoCRIxCgRraW5kGAMgASgOMiMuY29zdGdvdi5pZGVudGl0eS52MS5DcmVkZW50aWFsS2luZBIOCgZzY29wZXMYBCADKAkSDAoEcGxhbhgFIAEoCSJkChRBdXRoZW50aWNhdGVSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlByaW5jaXBhbBIZChFjYWNoZV90dGxfc2Vjb25kcxgCIAEoBSKKAQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBsYW4YAyABKAkSFAoMZGVmYXVsdF9yb2xlGAQgASgJEhQKDHNjYW5fY3JlZGl0cxgFIAEoAxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHBsYW4YAiABKAkiEgoQTGlzdFRlYW1zUmVxdWVzdCI9ChFMaXN0VGVhbXNSZXNwb25zZRIoCgV0ZWFtcxgBIAMoCzIZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbSKVAgoGQXBpS2V5EgoKAmlkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSDgoGcHJlZml4GAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChRDcmVhdGVBcGlLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkAKE0xpc3RBcGlLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXBpS2V5Ko8BCg5DcmVkZW50aWFsS2luZBIfChtDUkVERU5USUFMX0tJTkRfVU5TUEVDSUZJRUQQABIbChdDUkVERU5USUFMX0tJTkRfQVBJX0tFWRABEh4KGkNSRURFTlRJQUxfS0lORF9TQ0lNX1RPS0VOEAISHwobQ1JFREVOVElBTF9LSU5EX09BVVRIX1RPS0VOEAMy6gMKD0lkZW50aXR5U2VydmljZRJjCgxBdXRoZW50aWNhdGUSKC5jb3N0Z292LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaKS5jb3N0Z292LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlEk8KCkNyZWF0ZVRlYW0SJi5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZVRlYW1SZXF1ZXN0GhkuY29zdGdvdi5pZGVudGl0eS52MS5UZWFtEloKCUxpc3RUZWFtcxIlLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFRlYW1zUmVxdWVzdBomLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFRlYW1zUmVzcG9uc2USYwoMQ3JlYXRlQXBpS2V5EiguY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GikuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJgCgtMaXN0QXBpS2V5cxInLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiguY29zdGdvdi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlYgZwcm90bzM',
+    [file_google_protobuf_timestamp],
+  );
 
 /**
  * @generated from message costgov.identity.v1.AuthenticateRequest
  */
-export type AuthenticateRequest = Message<"costgov.identity.v1.AuthenticateRequest"> & {
+export type AuthenticateRequest = Message<'costgov.identity.v1.AuthenticateRequest'> & {
   /**
    * @generated from field: string credential = 1;
    */
@@ -38,13 +42,15 @@ export type AuthenticateRequestJson = {
  * Describes the message costgov.identity.v1.AuthenticateRequest.
  * Use `create(AuthenticateRequestSchema)` to create a new message.
  */
-export const AuthenticateRequestSchema: GenMessage<AuthenticateRequest, {jsonType: AuthenticateRequestJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 0);
+export const AuthenticateRequestSchema: GenMessage<
+  AuthenticateRequest,
+  { jsonType: AuthenticateRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 0);
 
 /**
  * @generated from message costgov.identity.v1.Principal
  */
-export type Principal = Message<"costgov.identity.v1.Principal"> & {
+export type Principal = Message<'costgov.identity.v1.Principal'> & {
   /**
    * @generated from field: string team_id = 1;
    */
@@ -105,13 +111,14 @@ export type PrincipalJson = {
  * Describes the message costgov.identity.v1.Principal.
  * Use `create(PrincipalSchema)` to create a new message.
  */
-export const PrincipalSchema: GenMessage<Principal, {jsonType: PrincipalJson}> = /*@__PURE__*/
+export const PrincipalSchema: GenMessage<Principal, { jsonType: PrincipalJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 1);
 
 /**
  * @generated from message costgov.identity.v1.AuthenticateResponse
  */
-export type AuthenticateResponse = Message<"costgov.identity.v1.AuthenticateResponse"> & {
+export type AuthenticateResponse = Message<'costgov.identity.v1.AuthenticateResponse'> & {
   /**
    * @generated from field: costgov.identity.v1.Principal principal = 1;
    */
@@ -146,13 +153,15 @@ export type AuthenticateResponseJson = {
  * Describes the message costgov.identity.v1.AuthenticateResponse.
  * Use `create(AuthenticateResponseSchema)` to create a new message.
  */
-export const AuthenticateResponseSchema: GenMessage<AuthenticateResponse, {jsonType: AuthenticateResponseJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 2);
+export const AuthenticateResponseSchema: GenMessage<
+  AuthenticateResponse,
+  { jsonType: AuthenticateResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 2);
 
 /**
  * @generated from message costgov.identity.v1.Team
  */
-export type Team = Message<"costgov.identity.v1.Team"> & {
+export type Team = Message<'costgov.identity.v1.Team'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -223,13 +232,14 @@ export type TeamJson = {
  * Describes the message costgov.identity.v1.Team.
  * Use `create(TeamSchema)` to create a new message.
  */
-export const TeamSchema: GenMessage<Team, {jsonType: TeamJson}> = /*@__PURE__*/
+export const TeamSchema: GenMessage<Team, { jsonType: TeamJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 3);
 
 /**
  * @generated from message costgov.identity.v1.CreateTeamRequest
  */
-export type CreateTeamRequest = Message<"costgov.identity.v1.CreateTeamRequest"> & {
+export type CreateTeamRequest = Message<'costgov.identity.v1.CreateTeamRequest'> & {
   /**
    * @generated from field: string name = 1;
    */
@@ -260,32 +270,32 @@ export type CreateTeamRequestJson = {
  * Describes the message costgov.identity.v1.CreateTeamRequest.
  * Use `create(CreateTeamRequestSchema)` to create a new message.
  */
-export const CreateTeamRequestSchema: GenMessage<CreateTeamRequest, {jsonType: CreateTeamRequestJson}> = /*@__PURE__*/
+export const CreateTeamRequestSchema: GenMessage<CreateTeamRequest, { jsonType: CreateTeamRequestJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 4);
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsRequest
  */
-export type ListTeamsRequest = Message<"costgov.identity.v1.ListTeamsRequest"> & {
-};
+export type ListTeamsRequest = Message<'costgov.identity.v1.ListTeamsRequest'> & {};
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsRequest
  */
-export type ListTeamsRequestJson = {
-};
+export type ListTeamsRequestJson = {};
 
 /**
  * Describes the message costgov.identity.v1.ListTeamsRequest.
  * Use `create(ListTeamsRequestSchema)` to create a new message.
  */
-export const ListTeamsRequestSchema: GenMessage<ListTeamsRequest, {jsonType: ListTeamsRequestJson}> = /*@__PURE__*/
+export const ListTeamsRequestSchema: GenMessage<ListTeamsRequest, { jsonType: ListTeamsRequestJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 5);
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsResponse
  */
-export type ListTeamsResponse = Message<"costgov.identity.v1.ListTeamsResponse"> & {
+export type ListTeamsResponse = Message<'costgov.identity.v1.ListTeamsResponse'> & {
   /**
    * @generated from field: repeated costgov.identity.v1.Team teams = 1;
    */
@@ -306,13 +316,14 @@ export type ListTeamsResponseJson = {
  * Describes the message costgov.identity.v1.ListTeamsResponse.
  * Use `create(ListTeamsResponseSchema)` to create a new message.
  */
-export const ListTeamsResponseSchema: GenMessage<ListTeamsResponse, {jsonType: ListTeamsResponseJson}> = /*@__PURE__*/
+export const ListTeamsResponseSchema: GenMessage<ListTeamsResponse, { jsonType: ListTeamsResponseJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 6);
 
 /**
  * @generated from message costgov.identity.v1.ApiKey
  */
-export type ApiKey = Message<"costgov.identity.v1.ApiKey"> & {
+export type ApiKey = Message<'costgov.identity.v1.ApiKey'> & {
   /**
    * @generated from field: string id = 1;
    */
@@ -417,13 +428,14 @@ export type ApiKeyJson = {
  * Describes the message costgov.identity.v1.ApiKey.
  * Use `create(ApiKeySchema)` to create a new message.
  */
-export const ApiKeySchema: GenMessage<ApiKey, {jsonType: ApiKeyJson}> = /*@__PURE__*/
+export const ApiKeySchema: GenMessage<ApiKey, { jsonType: ApiKeyJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 7);
 
 /**
  * @generated from message costgov.identity.v1.CreateApiKeyRequest
  */
-export type CreateApiKeyRequest = Message<"costgov.identity.v1.CreateApiKeyRequest"> & {
+export type CreateApiKeyRequest = Message<'costgov.identity.v1.CreateApiKeyRequest'> & {
   /**
    * @generated from field: string name = 1;
    */
@@ -464,13 +476,15 @@ export type CreateApiKeyRequestJson = {
  * Describes the message costgov.identity.v1.CreateApiKeyRequest.
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
-export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest, {jsonType: CreateApiKeyRequestJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 8);
+export const CreateApiKeyRequestSchema: GenMessage<
+  CreateApiKeyRequest,
+  { jsonType: CreateApiKeyRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 8);
 
 /**
  * @generated from message costgov.identity.v1.CreateApiKeyResponse
  */
-export type CreateApiKeyResponse = Message<"costgov.identity.v1.CreateApiKeyResponse"> & {
+export type CreateApiKeyResponse = Message<'costgov.identity.v1.CreateApiKeyResponse'> & {
   /**
    * @generated from field: costgov.identity.v1.ApiKey key = 1;
    */
@@ -505,32 +519,33 @@ export type CreateApiKeyResponseJson = {
  * Describes the message costgov.identity.v1.CreateApiKeyResponse.
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
-export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse, {jsonType: CreateApiKeyResponseJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 9);
+export const CreateApiKeyResponseSchema: GenMessage<
+  CreateApiKeyResponse,
+  { jsonType: CreateApiKeyResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 9);
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysRequest
  */
-export type ListApiKeysRequest = Message<"costgov.identity.v1.ListApiKeysRequest"> & {
-};
+export type ListApiKeysRequest = Message<'costgov.identity.v1.ListApiKeysRequest'> & {};
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysRequest
  */
-export type ListApiKeysRequestJson = {
-};
+export type ListApiKeysRequestJson = {};
 
 /**
  * Describes the message costgov.identity.v1.ListApiKeysRequest.
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
-export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest, {jsonType: ListApiKeysRequestJson}> = /*@__PURE__*/
+export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest, { jsonType: ListApiKeysRequestJson }> =
+  /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 10);
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysResponse
  */
-export type ListApiKeysResponse = Message<"costgov.identity.v1.ListApiKeysResponse"> & {
+export type ListApiKeysResponse = Message<'costgov.identity.v1.ListApiKeysResponse'> & {
   /**
    * @generated from field: repeated costgov.identity.v1.ApiKey keys = 1;
    */
@@ -551,8 +566,10 @@ export type ListApiKeysResponseJson = {
  * Describes the message costgov.identity.v1.ListApiKeysResponse.
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
-export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse, {jsonType: ListApiKeysResponseJson}> = /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 11);
+export const ListApiKeysResponseSchema: GenMessage<
+  ListApiKeysResponse,
+  { jsonType: ListApiKeysResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 11);
 
 /**
  * @generated from enum costgov.identity.v1.CredentialKind
@@ -582,12 +599,17 @@ export enum CredentialKind {
 /**
  * @generated from enum costgov.identity.v1.CredentialKind
  */
-export type CredentialKindJson = "CREDENTIAL_KIND_UNSPECIFIED" | "CREDENTIAL_KIND_API_KEY" | "CREDENTIAL_KIND_SCIM_TOKEN" | "CREDENTIAL_KIND_OAUTH_TOKEN";
+export type CredentialKindJson =
+  | 'CREDENTIAL_KIND_UNSPECIFIED'
+  | 'CREDENTIAL_KIND_API_KEY'
+  | 'CREDENTIAL_KIND_SCIM_TOKEN'
+  | 'CREDENTIAL_KIND_OAUTH_TOKEN';
 
 /**
  * Describes the enum costgov.identity.v1.CredentialKind.
  */
-export const CredentialKindSchema: GenEnum<CredentialKind, CredentialKindJson> = /*@__PURE__*/
+export const CredentialKindSchema: GenEnum<CredentialKind, CredentialKindJson> =
+  /*@__PURE__*/
   enumDesc(file_costgov_identity_v1_identity, 0);
 
 /**
@@ -603,44 +625,42 @@ export const IdentityService: GenService<{
    * @generated from rpc costgov.identity.v1.IdentityService.Authenticate
    */
   authenticate: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof AuthenticateRequestSchema;
     output: typeof AuthenticateResponseSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.identity.v1.IdentityService.CreateTeam
    */
   createTeam: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof CreateTeamRequestSchema;
     output: typeof TeamSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.identity.v1.IdentityService.ListTeams
    */
   listTeams: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof ListTeamsRequestSchema;
     output: typeof ListTeamsResponseSchema;
-  },
+  };
   /**
    * Creates an API key for the team in `x-team-id`; the secret is in the response only.
    *
    * @generated from rpc costgov.identity.v1.IdentityService.CreateApiKey
    */
   createApiKey: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof CreateApiKeyRequestSchema;
     output: typeof CreateApiKeyResponseSchema;
-  },
+  };
   /**
    * @generated from rpc costgov.identity.v1.IdentityService.ListApiKeys
    */
   listApiKeys: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof ListApiKeysRequestSchema;
     output: typeof ListApiKeysResponseSchema;
-  },
-}> = /*@__PURE__*/
-  serviceDesc(file_costgov_identity_v1_identity, 0);
-
+  };
+}> = /*@__PURE__*/ serviceDesc(file_costgov_identity_v1_identity, 0);
