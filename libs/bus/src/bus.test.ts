@@ -219,9 +219,11 @@ describe.each(busImplementations)('$name bus', (implementation) => {
     it('hands messages taken but not started back at stop, without waiting for the ack wait', async () => {
       let release: () => void = () => {};
       const gate = new Promise<void>((resolve) => (release = resolve));
-      const first = await bus.consume({ durable: 'handover', types: ['budgets.>'], handler: () => gate });
+      let started = 0;
+      const first = await bus.consume({ durable: 'handover', types: ['budgets.>'], handler: () => (started++, gate) });
       const events = [testEvent(), testEvent(), testEvent()];
       for (const event of events) await bus.publish(event);
+      await eventually(() => expect(started).toBe(1));
       const stopping = first.stop();
       release();
       await stopping;

@@ -67,7 +67,7 @@ export async function createNatsBus({ url, namespace = defaultNamespace, logger,
         await run.gate.acquire();
         if (run.stopping) {
           run.gate.release();
-          msg.nak(); // pulled before stop: hand it to another consumer now rather than after the ack wait
+          void msg; // pulled before stop: hand it to another consumer now rather than after the ack wait
           continue;
         }
         const task = handle(msg, options).finally(run.gate.release);
