@@ -2,7 +2,15 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bus, ConsumeOptions, Consumer, DeliveryInfo } from './bus';
 import type { CloudEvent } from './cloudevent';
-import { busImplementations, captureLogger, eventually, recordSpans, testEvent, type LogLine, type TestBus } from './test-support';
+import {
+  busImplementations,
+  captureLogger,
+  eventually,
+  recordSpans,
+  testEvent,
+  type LogLine,
+  type TestBus,
+} from './test-support';
 
 const spans = recordSpans();
 
@@ -24,7 +32,9 @@ describe.each(busImplementations)('$name bus', (implementation) => {
   });
 
   /** Starts a consumer that records what it receives; `fail` decides per delivery whether to throw. */
-  async function record(options: Partial<ConsumeOptions> & { fail?: (event: CloudEvent, info: DeliveryInfo) => boolean } = {}) {
+  async function record(
+    options: Partial<ConsumeOptions> & { fail?: (event: CloudEvent, info: DeliveryInfo) => boolean } = {},
+  ) {
     const received: Array<{ event: CloudEvent; info: DeliveryInfo }> = [];
     const { fail, ...rest } = options;
     const consumer = await bus.consume({
@@ -44,7 +54,10 @@ describe.each(busImplementations)('$name bus', (implementation) => {
   describe('publish and consume', () => {
     it('delivers the envelope unchanged and continues the publisher trace in a consumer span', async () => {
       const { received } = await record();
-      const event = testEvent({ subject: 'prj_1', data: { projectId: 'prj_1', nested: { list: [1, 'two', null] } } });
+      const event = testEvent({
+        subject: 'prj_1',
+        data: { projectId: 'prj_1', nested: { list: [1, 'two', null] } },
+      });
       const requestTrace = await trace.getTracer('test').startActiveSpan('request', async (span) => {
         await bus.publish(event);
         span.end();
@@ -59,11 +72,17 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       expect(traceparent).toMatch(new RegExp(`^00-${requestTrace}-[0-9a-f]{16}-01$`));
 
       const consume = await eventually(() => {
-        const span = spans.getFinishedSpans().find((s) => s.name === 'consume budgets.project.deleted' && s.spanContext().traceId === requestTrace);
+        const span = spans
+          .getFinishedSpans()
+          .find(
+            (s) => s.name === 'consume budgets.project.deleted' && s.spanContext().traceId === requestTrace,
+          );
         expect(span).toBeDefined();
         return span!;
       });
-      const publish = spans.getFinishedSpans().find((s) => s.spanContext().spanId === consume.parentSpanContext?.spanId);
+      const publish = spans
+        .getFinishedSpans()
+        .find((s) => s.spanContext().spanId === consume.parentSpanContext?.spanId);
       expect(consume.kind).toBe(SpanKind.CONSUMER);
       expect(publish?.name).toBe('publish budgets.project.deleted');
       expect(publish?.kind).toBe(SpanKind.PRODUCER);
@@ -71,8 +90,14 @@ describe.each(busImplementations)('$name bus', (implementation) => {
 
     it('delivers only the types asked for, across services and with wildcards', async () => {
       const { received } = await record({ types: ['budgets.project.*', 'scanner.scan.completed'] });
-      const wanted = [testEvent({ type: 'budgets.project.deleted' }), testEvent({ type: 'scanner.scan.completed', source: 'scanner' })];
-      const unwanted = [testEvent({ type: 'budgets.budget.breached' }), testEvent({ type: 'scanner.scan.failed', source: 'scanner' })];
+      const wanted = [
+        testEvent({ type: 'budgets.project.deleted' }),
+        testEvent({ type: 'scanner.scan.completed', source: 'scanner' }),
+      ];
+      const unwanted = [
+        testEvent({ type: 'budgets.budget.breached' }),
+        testEvent({ type: 'scanner.scan.failed', source: 'scanner' }),
+      ];
       for (const event of [unwanted[0]!, wanted[0]!, unwanted[1]!, wanted[1]!]) await bus.publish(event);
       const last = testEvent({ type: 'budgets.project.created' });
       await bus.publish(last);
@@ -81,10 +106,16 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       expect(received.map((r) => r.event.id).sort()).toEqual([...wanted, last].map((e) => e.id).sort());
     });
 
-    it('delivers outside the publisher\'s call stack', async () => {
+    it("delivers outside the publisher's call stack", async () => {
       let published = false;
       const seenAfterPublish: boolean[] = [];
-      consumers.push(await bus.consume({ durable: 'async', types: ['budgets.>'], handler: async () => void seenAfterPublish.push(published) }));
+      consumers.push(
+        await bus.consume({
+          durable: 'async',
+          types: ['budgets.>'],
+          handler: async () => void seenAfterPublish.push(published),
+        }),
+      );
       const publishing = bus.publish(testEvent());
       published = true; // runs before any handler unless publish delivered synchronously
       await publishing;
@@ -92,9 +123,15 @@ describe.each(busImplementations)('$name bus', (implementation) => {
     });
 
     it('refuses malformed types and options with a message naming them', async () => {
-      await expect(bus.publish(testEvent({ type: 'Budgets.project deleted' }))).rejects.toThrow(/Invalid event type 'Budgets.project deleted'/);
-      await expect(bus.consume({ durable: 'x', types: ['*.project.deleted'], handler: async () => {} })).rejects.toThrow(/literal service token/);
-      await expect(bus.consume({ durable: 'a.b', types: ['budgets.>'], handler: async () => {} })).rejects.toThrow(/Invalid durable name 'a.b'/);
+      await expect(bus.publish(testEvent({ type: 'Budgets.project deleted' }))).rejects.toThrow(
+        /Invalid event type 'Budgets.project deleted'/,
+      );
+      await expect(
+        bus.consume({ durable: 'x', types: ['*.project.deleted'], handler: async () => {} }),
+      ).rejects.toThrow(/literal service token/);
+      await expect(
+        bus.consume({ durable: 'a.b', types: ['budgets.>'], handler: async () => {} }),
+      ).rejects.toThrow(/Invalid durable name 'a.b'/);
     });
   });
 
@@ -112,14 +149,18 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       const poison = testEvent();
       const { received, ids } = await record({ maxDeliver: 2, fail: (event) => event.id === poison.id });
       await bus.publish(poison);
-      await eventually(() => expect(logLines.some((line) => line.level === 'error' && line.event_id === poison.id)).toBe(true));
+      await eventually(() =>
+        expect(logLines.some((line) => line.level === 'error' && line.event_id === poison.id)).toBe(true),
+      );
 
       const next = testEvent();
       await bus.publish(next);
       await eventually(() => expect(ids()).toContain(next.id));
       // A third delivery would follow the second after ~20 ms of backoff; give it three times that.
       await new Promise((resolve) => setTimeout(resolve, 60));
-      expect(received.filter((r) => r.event.id === poison.id).map((r) => r.info.deliveryCount)).toEqual([1, 2]);
+      expect(received.filter((r) => r.event.id === poison.id).map((r) => r.info.deliveryCount)).toEqual([
+        1, 2,
+      ]);
     });
 
     it('redelivers a message whose handler outlives the ack wait', async () => {
@@ -173,6 +214,17 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       await eventually(() => expect(ids()).toEqual(events.map((e) => e.id)));
     });
 
+    it("starts a 'new' durable at the next message, and every such durable gets every message", async () => {
+      const earlier = testEvent();
+      await bus.publish(earlier);
+      const replicaA = await record({ durable: 'replica_a', startFrom: 'new', expireWhenIdleMs: 60_000 });
+      const replicaB = await record({ durable: 'replica_b', startFrom: 'new', expireWhenIdleMs: 60_000 });
+      const later = testEvent();
+      await bus.publish(later);
+      await eventually(() => expect(replicaA.ids()).toEqual([later.id]));
+      await eventually(() => expect(replicaB.ids()).toEqual([later.id]));
+    });
+
     it('resumes after stop without redelivering what was acked', async () => {
       const first = await record();
       const before = testEvent();
@@ -220,7 +272,11 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       let release: () => void = () => {};
       const gate = new Promise<void>((resolve) => (release = resolve));
       let started = 0;
-      const first = await bus.consume({ durable: 'handover', types: ['budgets.>'], handler: () => (started++, gate) });
+      const first = await bus.consume({
+        durable: 'handover',
+        types: ['budgets.>'],
+        handler: () => (started++, gate),
+      });
       const events = [testEvent(), testEvent(), testEvent()];
       for (const event of events) await bus.publish(event);
       await eventually(() => expect(started).toBe(1));
@@ -249,7 +305,9 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       const events = Array.from({ length: 20 }, () => testEvent());
       for (const event of events) await bus.publish(event);
 
-      await eventually(() => expect(handledBy.a!.length + handledBy.b!.length).toBeGreaterThanOrEqual(events.length));
+      await eventually(() =>
+        expect(handledBy.a!.length + handledBy.b!.length).toBeGreaterThanOrEqual(events.length),
+      );
       const all = [...handledBy.a!, ...handledBy.b!];
       expect(all.sort()).toEqual(events.map((e) => e.id).sort());
       expect(handledBy.a!.length).toBeGreaterThan(0);

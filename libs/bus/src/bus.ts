@@ -21,6 +21,13 @@ export interface ConsumeOptions {
   concurrency?: number;
   /** Delay before the first redelivery after a failure, doubled per attempt up to 60 s. Default 1 s. */
   backoffMs?: number;
+  /**
+   * Where a new durable starts: `all` retained messages (default), or only messages published from now
+   * on, for per-replica listeners such as cache invalidation.
+   */
+  startFrom?: 'all' | 'new';
+  /** Removes the durable once nobody consumed it for this long (NATS `inactive_threshold`); 0 keeps it. */
+  expireWhenIdleMs?: number;
 }
 
 export interface PublishOptions {
@@ -65,11 +72,15 @@ export function resolveConsumeOptions(options: ConsumeOptions): ResolvedConsumeO
     ackWaitMs: options.ackWaitMs ?? 30_000,
     concurrency: options.concurrency ?? 1,
     backoffMs: options.backoffMs ?? 1_000,
+    startFrom: options.startFrom ?? 'all',
+    expireWhenIdleMs: options.expireWhenIdleMs ?? 0,
   };
-  for (const key of ['maxDeliver', 'ackWaitMs', 'concurrency', 'backoffMs'] as const) {
-    const min = key === 'backoffMs' ? 0 : 1;
+  for (const key of ['maxDeliver', 'ackWaitMs', 'concurrency', 'backoffMs', 'expireWhenIdleMs'] as const) {
+    const min = key === 'backoffMs' || key === 'expireWhenIdleMs' ? 0 : 1;
     if (!Number.isInteger(resolved[key]) || resolved[key] < min) {
-      throw new Error(`Invalid ${key} ${resolved[key]} for durable '${options.durable}': expected an integer >= ${min}.`);
+      throw new Error(
+        `Invalid ${key} ${resolved[key]} for durable '${options.durable}': expected an integer >= ${min}.`,
+      );
     }
   }
   return resolved;

@@ -35,7 +35,9 @@ describe('binary-mode mapping', () => {
   it('reads back what it wrote, matching header names in any case', () => {
     const { headers, body } = toWire(event, 'costgov');
     expect(fromWire(headers, body)).toEqual(event);
-    const shouted = Object.fromEntries(Object.entries(headers).map(([key, value]) => [key.toUpperCase(), value]));
+    const shouted = Object.fromEntries(
+      Object.entries(headers).map(([key, value]) => [key.toUpperCase(), value]),
+    );
     expect(fromWire(shouted, body)).toEqual(event);
   });
 

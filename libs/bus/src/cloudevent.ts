@@ -31,7 +31,9 @@ const namespacePattern = /^[A-Za-z0-9_-]+$/;
 
 export function assertEventType(type: string): void {
   if (!typePattern.test(type)) {
-    throw new Error(`Invalid event type '${type}': expected dot-separated lower-case tokens, service first (e.g. 'budgets.project.deleted').`);
+    throw new Error(
+      `Invalid event type '${type}': expected dot-separated lower-case tokens, service first (e.g. 'budgets.project.deleted').`,
+    );
   }
 }
 
@@ -70,7 +72,8 @@ export function fromWire(headers: Record<string, string>, body: string): CloudEv
     if (!value) throw new Error(`Malformed event: header '${name}' is missing.`);
     return value;
   };
-  if (required('ce-specversion') !== '1.0') throw new Error(`Malformed event: ce-specversion '${lower.get('ce-specversion')}' is not 1.0.`);
+  if (required('ce-specversion') !== '1.0')
+    throw new Error(`Malformed event: ce-specversion '${lower.get('ce-specversion')}' is not 1.0.`);
   const event: CloudEvent = {
     specversion: '1.0',
     id: required('ce-id'),

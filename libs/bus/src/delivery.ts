@@ -5,7 +5,8 @@ import { matchesAny } from './patterns';
 import { withConsumeSpan, type SpanTarget } from './tracing';
 
 /** What to tell the broker about a delivered message. */
-export type Settlement = { kind: 'ack' } | { kind: 'nak'; delayMs: number } | { kind: 'term'; reason: string };
+export type Settlement =
+  { kind: 'ack' } | { kind: 'nak'; delayMs: number } | { kind: 'term'; reason: string };
 
 export interface Delivery {
   message: WireMessage;
@@ -19,7 +20,13 @@ export interface Delivery {
  * The semantics both buses share: decode, skip types this consumer did not ask for, run the handler
  * in a consumer span, and turn its outcome into ack, nak with backoff, or terminate after maxDeliver.
  */
-export async function deliver({ message, deliveryCount, options, logger, system }: Delivery): Promise<Settlement> {
+export async function deliver({
+  message,
+  deliveryCount,
+  options,
+  logger,
+  system,
+}: Delivery): Promise<Settlement> {
   const { durable } = options;
   let event: CloudEvent;
   try {
@@ -40,7 +47,10 @@ export async function deliver({ message, deliveryCount, options, logger, system 
     return { kind: 'ack' };
   } catch (error) {
     if (deliveryCount >= options.maxDeliver) {
-      logger.error({ ...fields, err: error }, `event handler failed ${deliveryCount} times; message terminated`);
+      logger.error(
+        { ...fields, err: error },
+        `event handler failed ${deliveryCount} times; message terminated`,
+      );
       return { kind: 'term', reason: `handler failed ${deliveryCount} times: ${(error as Error).message}` };
     }
     const delayMs = redeliveryDelayMs(options, deliveryCount);

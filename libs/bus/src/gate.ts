@@ -12,7 +12,8 @@ export function createGate(limit: number): { acquire(): Promise<void>; release()
     },
     release() {
       const next = waiting.shift();
-      if (next) next(); // the slot passes straight to the next waiter
+      if (next)
+        next(); // the slot passes straight to the next waiter
       else active--;
     },
   };

@@ -7,14 +7,25 @@ import type { Consumer } from './bus';
 import type { CloudEvent } from './cloudevent';
 import { consumeWithInbox } from './inbox';
 import { outboxMigration } from './migration';
-import { busImplementations, captureLogger, eventually, recordSpans, testEvent, type LogLine, type TestBus } from './test-support';
+import {
+  busImplementations,
+  captureLogger,
+  eventually,
+  recordSpans,
+  testEvent,
+  type LogLine,
+  type TestBus,
+} from './test-support';
 
 const spans = recordSpans();
 let db: Db;
 
 beforeAll(async () => {
   db = await freshDb('bus_inbox');
-  await migrate(db, [outboxMigration, { name: '0001_effects', sql: 'CREATE TABLE effects (event_id text NOT NULL, trace_id text)' }]);
+  await migrate(db, [
+    outboxMigration,
+    { name: '0001_effects', sql: 'CREATE TABLE effects (event_id text NOT NULL, trace_id text)' },
+  ]);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -23,10 +34,14 @@ beforeEach(async () => {
 });
 
 /** The effect a handler has: one row per application of an event. */
-const applyEffect = (tx: Queryable, event: CloudEvent) =>
-  tx.query('INSERT INTO effects (event_id, trace_id) VALUES ($1, $2)', [event.id, trace.getActiveSpan()?.spanContext().traceId ?? null]);
+async function applyEffect(tx: Queryable, event: CloudEvent): Promise<void> {
+  const traceId = trace.getActiveSpan()?.spanContext().traceId ?? null;
+  await tx.query('INSERT INTO effects (event_id, trace_id) VALUES ($1, $2)', [event.id, traceId]);
+}
 
-const effects = async () => (await db.query<{ event_id: string; trace_id: string | null }>('SELECT event_id, trace_id FROM effects')).rows;
+const effects = async () =>
+  (await db.query<{ event_id: string; trace_id: string | null }>('SELECT event_id, trace_id FROM effects'))
+    .rows;
 
 describe.each(busImplementations)('inbox on the $name bus', (implementation) => {
   let testBus: TestBus;
@@ -65,7 +80,9 @@ describe.each(busImplementations)('inbox on the $name bus', (implementation) => 
     // The same ce-id under another Nats-Msg-Id passes the bus's dedupe, so it really is delivered again.
     await testBus.bus.publish(event, { dedupeId: `${event.id}-again` });
 
-    await eventually(() => expect(logLines.some((line) => line.msg === 'duplicate' && line.event_id === event.id)).toBe(true));
+    await eventually(() =>
+      expect(logLines.some((line) => line.msg === 'duplicate' && line.event_id === event.id)).toBe(true),
+    );
     expect(calls).toBe(1);
     expect((await effects()).map((row) => row.event_id)).toEqual([event.id]);
     const { rows } = await db.query('SELECT consumer, event_id FROM inbox');
@@ -96,8 +113,12 @@ describe.each(busImplementations)('inbox on the $name bus', (implementation) => 
       return span.spanContext().traceId;
     });
 
-    await eventually(async () => expect(await effects()).toEqual([{ event_id: expect.any(String), trace_id: traceId }]));
-    const consume = spans.getFinishedSpans().find((s) => s.spanContext().traceId === traceId && s.kind === SpanKind.CONSUMER);
+    await eventually(async () =>
+      expect(await effects()).toEqual([{ event_id: expect.any(String), trace_id: traceId }]),
+    );
+    const consume = spans
+      .getFinishedSpans()
+      .find((s) => s.spanContext().traceId === traceId && s.kind === SpanKind.CONSUMER);
     expect(consume?.name).toBe('consume budgets.project.deleted');
   });
 });

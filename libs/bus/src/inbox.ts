@@ -16,7 +16,13 @@ export interface InboxConsumeOptions extends Omit<ConsumeOptions, 'handler'> {
  * effect, so a redelivered or re-sent event changes nothing, and a failed handler leaves no trace and
  * is retried. The durable name is the inbox key, so consumers of one service must not share it.
  */
-export function consumeWithInbox({ db, bus, logger, handler, ...options }: InboxConsumeOptions): Promise<Consumer> {
+export function consumeWithInbox({
+  db,
+  bus,
+  logger,
+  handler,
+  ...options
+}: InboxConsumeOptions): Promise<Consumer> {
   const log = logger.child({ component: 'inbox', durable: options.durable });
   return bus.consume({
     ...options,

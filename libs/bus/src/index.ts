@@ -5,7 +5,13 @@ export { createMemoryBus, type MemoryBusOptions } from './memory';
 export { createNatsBus, type NatsBusOptions } from './nats';
 export { streamName, consumerName } from './jetstream-setup';
 export { outboxMigration } from './migration';
-export { createOutbox, type Outbox, type OutboxEntry, type OutboxMessageEntry, type OutboxOptions } from './outbox';
+export {
+  createOutbox,
+  type Outbox,
+  type OutboxEntry,
+  type OutboxMessageEntry,
+  type OutboxOptions,
+} from './outbox';
 export { decodeEvent, encodePayload } from './protobuf';
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './relay';
 export { consumeWithInbox, type InboxConsumeOptions } from './inbox';

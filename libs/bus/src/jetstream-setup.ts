@@ -13,7 +13,8 @@ import { nanos } from '@nats-io/transport-node';
 import { duplicateWindowMs, type ResolvedConsumeOptions } from './bus';
 
 /** One stream per producing service: `COSTGOV_BUDGETS` holds `costgov.budgets.>`. */
-export const streamName = (namespace: string, service: string): string => `${namespace}_${service}`.toUpperCase();
+export const streamName = (namespace: string, service: string): string =>
+  `${namespace}_${service}`.toUpperCase();
 
 export const consumerName = (namespace: string, durable: string): string => `${namespace}_${durable}`;
 
@@ -26,7 +27,11 @@ export const consumerName = (namespace: string, durable: string): string => `${n
 export const serviceSubjects = (namespace: string, service: string): string => `${namespace}.${service}.>`;
 
 /** Creates the stream, or brings an existing one to this configuration; safe to race. */
-export async function ensureStream(jsm: JetStreamManager, namespace: string, service: string): Promise<string> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  namespace: string,
+  service: string,
+): Promise<string> {
   const name = streamName(namespace, service);
   const config: Partial<StreamConfig> & { name: string } = {
     name,
@@ -64,14 +69,19 @@ export async function ensureConsumer(
         ...changeable,
         durable_name: name,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        deliver_policy: options.startFrom === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
+        ...(options.expireWhenIdleMs > 0 ? { inactive_threshold: nanos(options.expireWhenIdleMs) } : {}),
       }),
     () => jsm.consumers.update(stream, name, changeable),
   );
 }
 
 // Adding with an identical configuration succeeds; a different one fails, and then an update applies it.
-async function addOrUpdate(what: string, add: () => Promise<unknown>, update: () => Promise<unknown>): Promise<void> {
+async function addOrUpdate(
+  what: string,
+  add: () => Promise<unknown>,
+  update: () => Promise<unknown>,
+): Promise<void> {
   try {
     await add();
   } catch (error) {
@@ -79,7 +89,10 @@ async function addOrUpdate(what: string, add: () => Promise<unknown>, update: ()
     try {
       await update();
     } catch (updateError) {
-      throw new Error(`Cannot create or update ${what}: ${error.message}; ${(updateError as Error).message}`, { cause: updateError });
+      throw new Error(
+        `Cannot create or update ${what}: ${error.message}; ${(updateError as Error).message}`,
+        { cause: updateError },
+      );
     }
   }
 }

@@ -1,5 +1,11 @@
 import type { Logger } from '@costgov/log';
-import { duplicateWindowMs, resolveConsumeOptions, type Bus, type Consumer, type ResolvedConsumeOptions } from './bus';
+import {
+  duplicateWindowMs,
+  resolveConsumeOptions,
+  type Bus,
+  type Consumer,
+  type ResolvedConsumeOptions,
+} from './bus';
 import { assertEventType, assertNamespace, defaultNamespace, toWire, type WireMessage } from './cloudevent';
 import { deliver } from './delivery';
 import { matchesAny } from './patterns';
@@ -48,7 +54,11 @@ interface Durable {
  * retained messages for late durables, competing consumers, redelivery with backoff up to maxDeliver,
  * and redelivery of a message whose handler outlives the ack wait.
  */
-export function createMemoryBus({ logger, namespace = defaultNamespace, maxRetained = 100_000 }: MemoryBusOptions): Bus {
+export function createMemoryBus({
+  logger,
+  namespace = defaultNamespace,
+  maxRetained = 100_000,
+}: MemoryBusOptions): Bus {
   assertNamespace(namespace);
   const log = logger.child({ component: 'bus', bus: 'memory' });
   const retained: Stored[] = [];
@@ -120,23 +130,30 @@ export function createMemoryBus({ logger, namespace = defaultNamespace, maxRetai
       entry.inFlight = null;
       if (entry.deliveries >= options.maxDeliver) {
         durable.pending.delete(entry.stored.seq);
-        log.error({ durable: options.durable, delivery_count: entry.deliveries }, 'event handler outlived the ack wait on the last delivery; message dropped');
+        log.error(
+          { durable: options.durable, delivery_count: entry.deliveries },
+          'event handler outlived the ack wait on the last delivery; message dropped',
+        );
       }
       schedulePump(durable);
     }, options.ackWaitMs).unref();
 
-    const run = deliver({ message: entry.stored.message, deliveryCount: entry.deliveries, options, logger: log, system: 'memory' }).then(
-      (settlement) => {
-        clearTimeout(ackWait);
-        subscriber.active--;
-        if (entry.inFlight === delivery) {
-          entry.inFlight = null;
-          if (settlement.kind === 'nak') entry.availableAt = Date.now() + settlement.delayMs;
-          else durable.pending.delete(entry.stored.seq);
-        }
-        schedulePump(durable);
-      },
-    );
+    const run = deliver({
+      message: entry.stored.message,
+      deliveryCount: entry.deliveries,
+      options,
+      logger: log,
+      system: 'memory',
+    }).then((settlement) => {
+      clearTimeout(ackWait);
+      subscriber.active--;
+      if (entry.inFlight === delivery) {
+        entry.inFlight = null;
+        if (settlement.kind === 'nak') entry.availableAt = Date.now() + settlement.delayMs;
+        else durable.pending.delete(entry.stored.seq);
+      }
+      schedulePump(durable);
+    });
     subscriber.running.add(run);
     void run.finally(() => subscriber.running.delete(run));
   }
@@ -166,8 +183,14 @@ export function createMemoryBus({ logger, namespace = defaultNamespace, maxRetai
       let durable = durables.get(options.durable);
       if (!durable) {
         // Like DeliverPolicy.All: a new durable starts from the oldest retained message.
-        durable = { types: options.types, pending: new Map(), subscribers: [], turn: 0, pumpScheduled: false };
-        for (const stored of retained) {
+        durable = {
+          types: options.types,
+          pending: new Map(),
+          subscribers: [],
+          turn: 0,
+          pumpScheduled: false,
+        };
+        for (const stored of options.startFrom === 'new' ? [] : retained) {
           if (matchesAny(options.types, stored.type)) {
             durable.pending.set(stored.seq, { stored, deliveries: 0, availableAt: 0, inFlight: null });
           }

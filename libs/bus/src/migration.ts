@@ -3,12 +3,11 @@ import type { Migration } from '@costgov/db';
 /**
  * The outbox (events written with the change that caused them, published by the relay) and the inbox
  * (events a consumer has applied). Named `0000_` so it sorts before a service's own migrations.
- * `created_at` uses clock_timestamp() so rows written in one transaction keep their order. One DO
- * block, because PGlite's extended-protocol query() takes a single statement.
+ * `created_at` uses clock_timestamp() so rows written in one transaction keep their order.
  */
 export const outboxMigration: Migration = {
   name: '0000_bus',
-  sql: `DO $$ BEGIN
+  sql: `
     CREATE TABLE outbox (
       id text PRIMARY KEY,
       type text NOT NULL,
@@ -25,5 +24,5 @@ export const outboxMigration: Migration = {
       processed_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (consumer, event_id)
     );
-  END $$`,
+  `,
 };

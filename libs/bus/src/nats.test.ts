@@ -6,7 +6,8 @@ import { uniqueName } from '@costgov/testing';
 import type { Bus } from './bus';
 import { consumerName, streamName } from './jetstream-setup';
 import { createNatsBus } from './nats';
-import { deleteStreams, eventually, natsUrl, testEvent } from './test-support';
+import { deleteStreams } from '@costgov/testing';
+import { eventually, natsUrl, testEvent } from './test-support';
 
 // What only JetStream shows: the wire format and the server objects. Behaviour shared with the
 // in-process bus is in bus.test.ts.
@@ -31,9 +32,14 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
 
   it('sends binary-mode CloudEvents: ce-* headers, JSON body, Nats-Msg-Id = event id', async () => {
     const seen: Msg[] = [];
-    const subscription = nc.subscribe(`${namespace}.budgets.>`, { callback: (_, msg) => seen.push(msg) });
+    const subscription = nc.subscribe(`${namespace}.budgets.>`, {
+      callback: (_, msg) => void seen.push(msg),
+    });
     await nc.flush();
-    const event = testEvent({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=1' });
+    const event = testEvent({
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=1',
+    });
     await bus.publish(event);
     await eventually(() => expect(seen).toHaveLength(1));
     subscription.unsubscribe();
@@ -70,7 +76,13 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
 
   it('creates durable pull consumers with explicit acks, and updates them when options change', async () => {
     const handler = async () => {};
-    const first = await bus.consume({ durable: 'violations-projects', types: ['budgets.project.deleted'], handler, maxDeliver: 5, ackWaitMs: 10_000 });
+    const first = await bus.consume({
+      durable: 'violations-projects',
+      types: ['budgets.project.deleted'],
+      handler,
+      maxDeliver: 5,
+      ackWaitMs: 10_000,
+    });
     const stream = streamName(namespace, 'budgets');
     const name = consumerName(namespace, 'violations-projects');
     expect((await jsm.consumers.info(stream, name)).config).toMatchObject({
@@ -84,8 +96,16 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
     expect((await jsm.consumers.info(stream, name)).config.deliver_subject).toBeUndefined();
     await first.stop();
 
-    const second = await bus.consume({ durable: 'violations-projects', types: ['budgets.project.deleted'], handler, maxDeliver: 7 });
-    expect((await jsm.consumers.info(stream, name)).config).toMatchObject({ max_deliver: 7, ack_wait: nanos(30_000) });
+    const second = await bus.consume({
+      durable: 'violations-projects',
+      types: ['budgets.project.deleted'],
+      handler,
+      maxDeliver: 7,
+    });
+    expect((await jsm.consumers.info(stream, name)).config).toMatchObject({
+      max_deliver: 7,
+      ack_wait: nanos(30_000),
+    });
     await second.stop();
   });
 });

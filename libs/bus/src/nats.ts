@@ -2,7 +2,14 @@ import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '@costgov/log';
 import { resolveConsumeOptions, type Bus, type Consumer, type ResolvedConsumeOptions } from './bus';
-import { assertEventType, assertNamespace, defaultNamespace, serviceOf, toWire, type WireMessage } from './cloudevent';
+import {
+  assertEventType,
+  assertNamespace,
+  defaultNamespace,
+  serviceOf,
+  toWire,
+  type WireMessage,
+} from './cloudevent';
 import { deliver } from './delivery';
 import { createGate } from './gate';
 import { consumerName, ensureConsumer, ensureStream, serviceSubjects } from './jetstream-setup';
@@ -24,12 +31,22 @@ interface ConsumeRun {
 }
 
 /** The bus on NATS JetStream: durable pull consumers with explicit acks, one stream per producing service. */
-export async function createNatsBus({ url, namespace = defaultNamespace, logger, name }: NatsBusOptions): Promise<Bus> {
+export async function createNatsBus({
+  url,
+  namespace = defaultNamespace,
+  logger,
+  name,
+}: NatsBusOptions): Promise<Bus> {
   assertNamespace(namespace);
   const log = logger.child({ component: 'bus', bus: 'nats' });
   // A broker outage must not end the process: keep reconnecting, also before the first connection.
   log.info({ servers: url.replace(/\/\/[^@/]*@/g, '//') }, 'connecting to NATS');
-  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, waitOnFirstConnect: true });
+  const nc = await connect({
+    servers: url.split(','),
+    name,
+    maxReconnectAttempts: -1,
+    waitOnFirstConnect: true,
+  });
   void logConnectionStatus(nc, log);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
@@ -56,7 +73,9 @@ export async function createNatsBus({ url, namespace = defaultNamespace, logger,
       return stream;
     };
     const stream = await setUp();
-    const messages = await (await js.consumers.get(stream, durable)).consume({ max_messages: options.concurrency });
+    const messages = await (
+      await js.consumers.get(stream, durable)
+    ).consume({ max_messages: options.concurrency });
     const recreate = () => {
       streams.delete(service); // the stream may be gone too
       return setUp();
@@ -67,7 +86,7 @@ export async function createNatsBus({ url, namespace = defaultNamespace, logger,
         await run.gate.acquire();
         if (run.stopping) {
           run.gate.release();
-          void msg; // pulled before stop: hand it to another consumer now rather than after the ack wait
+          msg.nak(); // pulled before stop: hand it to another consumer now rather than after the ack wait
           continue;
         }
         const task = handle(msg, options).finally(run.gate.release);
@@ -82,7 +101,13 @@ export async function createNatsBus({ url, namespace = defaultNamespace, logger,
     const headers: Record<string, string> = {};
     for (const key of msg.headers?.keys() ?? []) headers[key] = msg.headers?.get(key) ?? '';
     const message: WireMessage = { subject: msg.subject, headers, body: msg.string() };
-    const settlement = await deliver({ message, deliveryCount: msg.info.deliveryCount, options, logger: log, system: 'nats' });
+    const settlement = await deliver({
+      message,
+      deliveryCount: msg.info.deliveryCount,
+      options,
+      logger: log,
+      system: 'nats',
+    });
     if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);
     if (settlement.kind === 'term') return msg.term(settlement.reason);
     try {
@@ -117,7 +142,9 @@ export async function createNatsBus({ url, namespace = defaultNamespace, logger,
       const run: ConsumeRun = { gate: createGate(options.concurrency), handling: new Set(), stopping: false };
       const services = [...new Set(options.types.map(serviceOf))];
       const outcomes = await Promise.allSettled(services.map((service) => subscribe(service, options, run)));
-      const subscriptions = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      const subscriptions = outcomes.flatMap((outcome) =>
+        outcome.status === 'fulfilled' ? [outcome.value] : [],
+      );
       const stop = async () => {
         run.stopping = true;
         for (const { messages } of subscriptions) messages.stop();
@@ -147,10 +174,18 @@ export async function createNatsBus({ url, namespace = defaultNamespace, logger,
 }
 
 /** Logs what needs an operator, and recreates a consumer (or its stream) deleted under us. */
-async function watchConsumer(messages: ConsumerMessages, setUp: () => Promise<unknown>, log: Logger): Promise<void> {
+async function watchConsumer(
+  messages: ConsumerMessages,
+  setUp: () => Promise<unknown>,
+  log: Logger,
+): Promise<void> {
   let recreating = false;
   for await (const status of messages.status()) {
-    if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found' || status.type === 'stream_not_found') {
+    if (
+      status.type === 'consumer_deleted' ||
+      status.type === 'consumer_not_found' ||
+      status.type === 'stream_not_found'
+    ) {
       log.warn({ status: status.type }, 'consumer missing; recreating');
       if (recreating) continue;
       recreating = true;

@@ -25,7 +25,9 @@ afterAll(() => db.close());
 beforeEach(() => db.query('DELETE FROM outbox'));
 
 const unpublished = async () =>
-  (await db.query<{ id: string }>('SELECT id FROM outbox WHERE published_at IS NULL ORDER BY created_at')).rows.map((row) => row.id);
+  (
+    await db.query<{ id: string }>('SELECT id FROM outbox WHERE published_at IS NULL ORDER BY created_at')
+  ).rows.map((row) => row.id);
 
 describe.each(busImplementations)('outbox relay on the $name bus', (implementation) => {
   let testBus: TestBus;
@@ -37,7 +39,11 @@ describe.each(busImplementations)('outbox relay on the $name bus', (implementati
     const { logger } = captureLogger();
     testBus = await implementation.open(logger);
     received = [];
-    consumer = await testBus.bus.consume({ durable: 'relayed', types: ['budgets.>'], handler: async (event) => void received.push(event) });
+    consumer = await testBus.bus.consume({
+      durable: 'relayed',
+      types: ['budgets.>'],
+      handler: async (event) => void received.push(event),
+    });
     relay = startOutboxRelay({ db, bus: testBus.bus, logger, pollMs: 20 });
   });
   afterEach(async () => {
@@ -48,8 +54,16 @@ describe.each(busImplementations)('outbox relay on the $name bus', (implementati
 
   it('publishes committed events in the order they were written, and never rolled-back ones', async () => {
     const committed = await db.transaction(async (tx) => [
-      await outbox.add(tx, { type: 'budgets.project.created', subject: 'prj_1', data: { projectId: 'prj_1' } }),
-      await outbox.add(tx, { type: 'budgets.project.updated', subject: 'prj_1', data: { projectId: 'prj_1', name: 'b' } }),
+      await outbox.add(tx, {
+        type: 'budgets.project.created',
+        subject: 'prj_1',
+        data: { projectId: 'prj_1' },
+      }),
+      await outbox.add(tx, {
+        type: 'budgets.project.updated',
+        subject: 'prj_1',
+        data: { projectId: 'prj_1', name: 'b' },
+      }),
     ]);
     await expect(
       db.transaction(async (tx) => {
@@ -67,7 +81,9 @@ describe.each(busImplementations)('outbox relay on the $name bus', (implementati
 
   it('carries the trace context of the transaction that wrote the event', async () => {
     const traceId = await trace.getTracer('test').startActiveSpan('request', async (span) => {
-      await db.transaction((tx) => outbox.add(tx, { type: 'budgets.budget.breached', subject: 'bdg_1', data: {} }));
+      await db.transaction((tx) =>
+        outbox.add(tx, { type: 'budgets.budget.breached', subject: 'bdg_1', data: {} }),
+      );
       span.end();
       return span.spanContext().traceId;
     });
@@ -121,50 +137,80 @@ describe('outbox relay failures', () => {
     await inner.close();
   });
 
-  it.runIf(process.env.DATABASE_URL)('lets two relays on one Postgres share the outbox without publishing a row twice', async () => {
-    const { logger } = captureLogger();
-    const published: string[] = [];
-    const counting = { ...createMemoryBus({ logger }), publish: async (event: CloudEvent) => void published.push(event.id) };
-    for (let batch = 0; batch < 5; batch++) {
-      await db.transaction(async (tx) => {
-        for (let i = 0; i < 20; i++) await outbox.add(tx, { type: 'budgets.project.created', data: { batch, i } });
-      });
-    }
-    const relays = [1, 2].map(() => startOutboxRelay({ db, bus: counting, logger, pollMs: 10_000, batchSize: 7 }));
-    const counts = await Promise.all(relays.map((relay) => relay.flush()));
-    await Promise.all(relays.map((relay) => relay.stop()));
+  it.runIf(process.env.DATABASE_URL)(
+    'lets two relays on one Postgres share the outbox without publishing a row twice',
+    async () => {
+      const { logger } = captureLogger();
+      const published: string[] = [];
+      const counting = {
+        ...createMemoryBus({ logger }),
+        publish: async (event: CloudEvent) => void published.push(event.id),
+      };
+      for (let batch = 0; batch < 5; batch++) {
+        await db.transaction(async (tx) => {
+          for (let i = 0; i < 20; i++)
+            await outbox.add(tx, { type: 'budgets.project.created', data: { batch, i } });
+        });
+      }
+      const relays = [1, 2].map(() =>
+        startOutboxRelay({ db, bus: counting, logger, pollMs: 10_000, batchSize: 7 }),
+      );
+      const counts = await Promise.all(relays.map((relay) => relay.flush()));
+      await Promise.all(relays.map((relay) => relay.stop()));
 
-    expect(counts[0]! + counts[1]!).toBe(100);
-    expect(new Set(published).size).toBe(100);
-    expect(published).toHaveLength(100);
-  });
+      expect(counts[0]! + counts[1]!).toBe(100);
+      expect(new Set(published).size).toBe(100);
+      expect(published).toHaveLength(100);
+    },
+  );
 });
 
 describe('outbox entries', () => {
   it('encodes proto messages as JSON and decodes them back, ignoring unknown fields', async () => {
     const message = create(events.ProjectDeletedSchema, { projectId: 'prj_1', teamId: 'team_1' });
     const event = await db.transaction((tx) =>
-      outbox.addMessage(tx, { type: 'budgets.project.deleted', subject: 'prj_1', schema: events.ProjectDeletedSchema, message }),
+      outbox.addMessage(tx, {
+        type: 'budgets.project.deleted',
+        subject: 'prj_1',
+        schema: events.ProjectDeletedSchema,
+        message,
+      }),
     );
     expect(event.data).toEqual({ projectId: 'prj_1', teamId: 'team_1' });
     const { rows } = await db.query<{ data: unknown }>('SELECT data FROM outbox WHERE id = $1', [event.id]);
     expect(rows[0]?.data).toEqual({ projectId: 'prj_1', teamId: 'team_1' });
 
-    const fromNewerProducer = { ...event, data: { projectId: 'prj_1', teamId: 'team_1', reason: 'added later' } };
-    expect(decodeEvent(events.ProjectDeletedSchema, fromNewerProducer)).toMatchObject({ projectId: 'prj_1', teamId: 'team_1' });
+    const fromNewerProducer = {
+      ...event,
+      data: { projectId: 'prj_1', teamId: 'team_1', reason: 'added later' },
+    };
+    expect(decodeEvent(events.ProjectDeletedSchema, fromNewerProducer)).toMatchObject({
+      projectId: 'prj_1',
+      teamId: 'team_1',
+    });
   });
 
   it('writes every field, defaults included, for consumers that read raw JSON', async () => {
     const message = create(events.ProjectChangedSchema, { projectId: 'prj_1' });
     const event = await db.transaction((tx) =>
-      outbox.addMessage(tx, { type: 'budgets.project.created', schema: events.ProjectChangedSchema, message }),
+      outbox.addMessage(tx, {
+        type: 'budgets.project.created',
+        schema: events.ProjectChangedSchema,
+        message,
+      }),
     );
     expect(event.data).toMatchObject({ projectId: 'prj_1', name: '', connectionIds: [], changedFields: [] });
   });
 
   it('builds the envelope from the injected clock and id generator', async () => {
-    const fixed = createOutbox({ source: 'budgets', newId: () => 'evt_fixed', now: () => new Date('2025-03-04T05:06:07Z') });
-    const event = await db.transaction((tx) => fixed.add(tx, { type: 'budgets.project.created', data: { a: 1 } }));
+    const fixed = createOutbox({
+      source: 'budgets',
+      newId: () => 'evt_fixed',
+      now: () => new Date('2025-03-04T05:06:07Z'),
+    });
+    const event = await db.transaction((tx) =>
+      fixed.add(tx, { type: 'budgets.project.created', data: { a: 1 } }),
+    );
     expect(event).toEqual({
       specversion: '1.0',
       id: 'evt_fixed',
@@ -177,8 +223,8 @@ describe('outbox entries', () => {
   });
 
   it('refuses an event type that does not start with the producing service', async () => {
-    await expect(db.transaction((tx) => outbox.add(tx, { type: 'scanner.scan.completed', data: {} }))).rejects.toThrow(
-      /'scanner.scan.completed' must start with its producing service 'budgets.'/,
-    );
+    await expect(
+      db.transaction((tx) => outbox.add(tx, { type: 'scanner.scan.completed', data: {} })),
+    ).rejects.toThrow(/'scanner.scan.completed' must start with its producing service 'budgets.'/);
   });
 });

@@ -36,7 +36,9 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
   async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
     assertEventType(entry.type);
     if (serviceOf(entry.type) !== source) {
-      throw new Error(`Event type '${entry.type}' must start with its producing service '${source}.' (it names the stream).`);
+      throw new Error(
+        `Event type '${entry.type}' must start with its producing service '${source}.' (it names the stream).`,
+      );
     }
     const event: CloudEvent = {
       specversion: '1.0',
@@ -49,22 +51,31 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
       ...currentTraceHeaders(),
     };
     if (entry.subject !== undefined) event.subject = entry.subject;
-    const headers: OutboxHeaders = { source, time: event.time, traceparent: event.traceparent, tracestate: event.tracestate };
-    await tx.query('INSERT INTO outbox (id, type, subject, data, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)', [
-      event.id,
-      event.type,
-      event.subject ?? null,
-      JSON.stringify(event.data),
-      JSON.stringify(headers),
-    ]);
+    const headers: OutboxHeaders = {
+      source,
+      time: event.time,
+      traceparent: event.traceparent,
+      tracestate: event.tracestate,
+    };
+    await tx.query(
+      'INSERT INTO outbox (id, type, subject, data, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)',
+      [event.id, event.type, event.subject ?? null, JSON.stringify(event.data), JSON.stringify(headers)],
+    );
     return event;
   }
 
   return {
     add,
     /** Adds an event whose payload is a proto message (see protobuf.ts). */
-    addMessage<Desc extends DescMessage>(tx: Queryable, entry: OutboxMessageEntry<Desc>): Promise<CloudEvent> {
-      return add(tx, { type: entry.type, subject: entry.subject, data: encodePayload(entry.schema, entry.message) });
+    addMessage<Desc extends DescMessage>(
+      tx: Queryable,
+      entry: OutboxMessageEntry<Desc>,
+    ): Promise<CloudEvent> {
+      return add(tx, {
+        type: entry.type,
+        subject: entry.subject,
+        data: encodePayload(entry.schema, entry.message),
+      });
     },
   };
 }

@@ -7,7 +7,10 @@ export function assertTypePattern(pattern: string): void {
   const valid =
     tokens.length >= 2 &&
     /^[a-z0-9_-]+$/.test(tokens[0] ?? '') &&
-    tokens.every((token, i) => /^[a-z0-9_-]+$/.test(token) || token === '*' || (token === '>' && i === tokens.length - 1));
+    tokens.every(
+      (token, i) =>
+        /^[a-z0-9_-]+$/.test(token) || token === '*' || (token === '>' && i === tokens.length - 1),
+    );
   if (!valid) {
     throw new Error(
       `Invalid event type pattern '${pattern}': expected a literal service token then tokens, '*' or a final '>' (e.g. 'budgets.project.*').`,
@@ -25,4 +28,5 @@ export function typeMatches(pattern: string, type: string): boolean {
   return want.length === got.length;
 }
 
-export const matchesAny = (patterns: string[], type: string): boolean => patterns.some((pattern) => typeMatches(pattern, type));
+export const matchesAny = (patterns: string[], type: string): boolean =>
+  patterns.some((pattern) => typeMatches(pattern, type));

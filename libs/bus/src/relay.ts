@@ -76,9 +76,14 @@ export function startOutboxRelay({
         break; // later events must not overtake this one
       }
     }
-    if (published.length > 0) await q.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::text[])', [published]);
+    if (published.length > 0) {
+      await q.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::text[])', [published]);
+    }
     if (failure && !failing) {
-      log.error({ err: failure.error, event_id: failure.row.id, event_type: failure.row.type }, 'publishing outbox events failed; retrying');
+      log.error(
+        { err: failure.error, event_id: failure.row.id, event_type: failure.row.type },
+        'publishing outbox events failed; retrying',
+      );
     } else if (!failure && failing && rows.length > 0) {
       log.info('publishing outbox events works again');
     }
@@ -89,7 +94,9 @@ export function startOutboxRelay({
   // SKIP LOCKED lets replicas on one Postgres share the outbox without publishing a row twice. PGlite
   // has a single connection, and a transaction there would block the whole service while publishing.
   const batch = (): Promise<BatchResult> =>
-    db.kind === 'postgres' ? db.transaction((tx) => publishBatch(tx, 'FOR UPDATE SKIP LOCKED')) : publishBatch(db, '');
+    db.kind === 'postgres'
+      ? db.transaction((tx) => publishBatch(tx, 'FOR UPDATE SKIP LOCKED'))
+      : publishBatch(db, '');
 
   async function drain(): Promise<number> {
     let total = 0;
@@ -100,7 +107,9 @@ export function startOutboxRelay({
       }
       if (Date.now() - lastPrune > pruneEveryMs) {
         lastPrune = Date.now();
-        await db.query('DELETE FROM outbox WHERE published_at < $1', [new Date(Date.now() - retainPublishedMs)]);
+        await db.query('DELETE FROM outbox WHERE published_at < $1', [
+          new Date(Date.now() - retainPublishedMs),
+        ]);
       }
     } catch (error) {
       log.error({ err: error }, 'reading the outbox failed; retrying');

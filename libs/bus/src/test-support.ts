@@ -1,13 +1,17 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pino from 'pino';
 import { vi } from 'vitest';
 import type { Logger } from '@costgov/log';
-import { uniqueName } from '@costgov/testing';
+import { deleteStreams, uniqueName } from '@costgov/testing';
 import type { Bus } from './bus';
 import type { CloudEvent } from './cloudevent';
 import { createMemoryBus } from './memory';
@@ -57,18 +61,6 @@ const nats = (url: string): BusImplementation => ({
 /** The in-process bus always; NATS JetStream too when NATS_URL is set. */
 export const busImplementations: BusImplementation[] = natsUrl ? [memory, nats(natsUrl)] : [memory];
 
-export async function deleteStreams(url: string, namespace: string): Promise<void> {
-  const nc = await connect({ servers: url });
-  try {
-    const jsm = await jetstreamManager(nc);
-    for await (const name of jsm.streams.names()) {
-      if (name.startsWith(`${namespace.toUpperCase()}_`)) await jsm.streams.delete(name);
-    }
-  } finally {
-    await nc.close();
-  }
-}
-
 export interface LogLine {
   level: string;
   msg: string;
@@ -86,7 +78,8 @@ export function captureLogger(): { logger: Logger; lines: LogLine[] } {
 }
 
 /** Polls until `check` stops throwing; for conditions reached asynchronously, without fixed sleeps. */
-export const eventually = <T>(check: () => T | Promise<T>, timeout = 5_000): Promise<T> => vi.waitFor(check, { timeout, interval: 10 });
+export const eventually = <T>(check: () => T | Promise<T>, timeout = 5_000): Promise<T> =>
+  vi.waitFor(check, { timeout, interval: 10 });
 
 let spans: InMemorySpanExporter | undefined;
 
@@ -96,7 +89,9 @@ export function recordSpans(): InMemorySpanExporter {
     spans = new InMemorySpanExporter();
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+    );
   }
   return spans;
 }

@@ -1,4 +1,14 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { CloudEvent } from './cloudevent';
 
 const tracer = trace.getTracer('@costgov/bus');
@@ -33,7 +43,11 @@ export interface SpanTarget {
  * Runs `send` in a PRODUCER span that continues the event's own trace (the change that wrote it) and
  * hands it the event carrying that span's context, so consumers' spans hang below the publish.
  */
-export function withPublishSpan<T>(event: CloudEvent, target: SpanTarget, send: (event: CloudEvent) => Promise<T>): Promise<T> {
+export function withPublishSpan<T>(
+  event: CloudEvent,
+  target: SpanTarget,
+  send: (event: CloudEvent) => Promise<T>,
+): Promise<T> {
   const parent = eventContext(event) ?? context.active();
   const attributes: Attributes = {
     'messaging.system': target.system,
@@ -42,13 +56,20 @@ export function withPublishSpan<T>(event: CloudEvent, target: SpanTarget, send: 
     'messaging.message.id': event.id,
     'cloudevents.event_type': event.type,
   };
-  return tracer.startActiveSpan(`publish ${event.type}`, { kind: SpanKind.PRODUCER, attributes }, parent, (span) =>
-    settleSpan(span, () => send({ ...event, ...inject(context.active()) })),
+  return tracer.startActiveSpan(
+    `publish ${event.type}`,
+    { kind: SpanKind.PRODUCER, attributes },
+    parent,
+    (span) => settleSpan(span, () => send({ ...event, ...inject(context.active()) })),
   );
 }
 
 /** Runs a handler in a CONSUMER span whose parent is the trace context the event carries. */
-export function withConsumeSpan<T>(event: CloudEvent, target: SpanTarget & { durable: string; deliveryCount: number }, handle: () => Promise<T>): Promise<T> {
+export function withConsumeSpan<T>(
+  event: CloudEvent,
+  target: SpanTarget & { durable: string; deliveryCount: number },
+  handle: () => Promise<T>,
+): Promise<T> {
   const attributes: Attributes = {
     'messaging.system': target.system,
     'messaging.operation.type': 'process',
@@ -59,7 +80,12 @@ export function withConsumeSpan<T>(event: CloudEvent, target: SpanTarget & { dur
     'cloudevents.event_type': event.type,
   };
   const parent = eventContext(event) ?? ROOT_CONTEXT;
-  return tracer.startActiveSpan(`consume ${event.type}`, { kind: SpanKind.CONSUMER, attributes }, parent, (span) => settleSpan(span, handle));
+  return tracer.startActiveSpan(
+    `consume ${event.type}`,
+    { kind: SpanKind.CONSUMER, attributes },
+    parent,
+    (span) => settleSpan(span, handle),
+  );
 }
 
 async function settleSpan<T>(span: Span, fn: () => Promise<T>): Promise<T> {

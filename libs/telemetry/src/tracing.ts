@@ -26,7 +26,8 @@ export function startTelemetry(serviceName: string): { shutdown(): Promise<void>
       }),
       new ExpressInstrumentation(),
       new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
-      new PgInstrumentation(),
+      // Queries outside a request (relays, pollers) would each start a trace of their own.
+      new PgInstrumentation({ requireParentSpan: true }),
     ],
   });
   sdk.start();

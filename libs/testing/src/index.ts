@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { createMemoryBus, createNatsBus, type Bus } from '@costgov/bus';
 import { openDb, type Db } from '@costgov/db';
@@ -36,7 +38,14 @@ export async function testBus(logger: Logger): Promise<Bus & { namespace: string
   const namespace = uniqueName('t');
   const url = process.env.NATS_URL;
   const bus = url ? await createNatsBus({ url, namespace, logger }) : createMemoryBus({ logger });
-  return Object.assign(bus, { namespace });
+  const close = bus.close.bind(bus);
+  return Object.assign(bus, {
+    namespace,
+    async close() {
+      await close();
+      if (url) await deleteStreams(url, namespace);
+    },
+  });
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
@@ -63,4 +72,17 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/** Deletes the streams of a test namespace, so real-infrastructure runs leave nothing behind. */
+export async function deleteStreams(url: string, namespace: string): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for await (const name of jsm.streams.names()) {
+      if (name.startsWith(`${namespace.toUpperCase()}_`)) await jsm.streams.delete(name);
+    }
+  } finally {
+    await nc.close();
+  }
 }

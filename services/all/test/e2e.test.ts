@@ -5,7 +5,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, freePort, realInfra, uniqueName } from '@costgov/testing';
+import { deleteStreams, eventually, freePort, realInfra, uniqueName } from '@costgov/testing';
 import { startProcess, waitForReady, type Proc } from './processes';
 
 const apiKey = 'cg_live_e2ebootstrapkey00000000000000000000';
