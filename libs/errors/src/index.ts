@@ -23,6 +23,8 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: FieldViolation[] = [],
+    /** Protocol-specific facts that travel with the error (e.g. a SCIM `scimType`, a retry delay). */
+    readonly meta: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -30,8 +32,8 @@ export class DomainError extends Error {
 }
 
 export class BadRequestError extends DomainError {
-  constructor(message: string, details: FieldViolation[] = []) {
-    super('bad_request', message, details);
+  constructor(message: string, details: FieldViolation[] = [], meta: Record<string, string> = {}) {
+    super('bad_request', message, details, meta);
   }
 }
 
@@ -54,8 +56,8 @@ export class NotFoundError extends DomainError {
 }
 
 export class ConflictError extends DomainError {
-  constructor(message: string, details: FieldViolation[] = []) {
-    super('conflict', message, details);
+  constructor(message: string, details: FieldViolation[] = [], meta: Record<string, string> = {}) {
+    super('conflict', message, details, meta);
   }
 }
 

@@ -5,6 +5,7 @@ import { typeid } from 'typeid-js';
 export const idPrefixes = {
   team: 'team',
   apiKey: 'key',
+  scimToken: 'sct',
   project: 'prj',
   budget: 'bdg',
   violation: 'vio',

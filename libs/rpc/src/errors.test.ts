@@ -32,13 +32,14 @@ const domainErrors: Array<[DomainError, Status]> = [
     Status.INVALID_ARGUMENT,
   ],
   [new NotFoundError('Project', 'prj_missing'), Status.NOT_FOUND],
+  [new ConflictError('A user named ada exists.', [], { scimType: 'uniqueness' }), Status.FAILED_PRECONDITION],
   [
     new ConflictError('A project named Web already exists.', [{ field: 'name', message: 'is taken' }]),
     Status.FAILED_PRECONDITION,
   ],
   [new UnauthenticatedError(), Status.UNAUTHENTICATED],
   [new ForbiddenError('Needs guard:write.'), Status.PERMISSION_DENIED],
-  [new DomainError('rate_limited', 'Slow down.'), Status.RESOURCE_EXHAUSTED],
+  [new DomainError('rate_limited', 'Slow down.', [], { retryAfterSeconds: '3' }), Status.RESOURCE_EXHAUSTED],
   [new UnavailableError('The ledger database is down.'), Status.UNAVAILABLE],
   [new DomainError('internal_error', 'Ledger out of balance.'), Status.INTERNAL],
 ];
@@ -126,6 +127,7 @@ describe('domain errors across the wire', () => {
       expect(error).toBeInstanceOf(thrown.constructor);
       expect(error).toMatchObject({ name: thrown.name, code: thrown.code, message: thrown.message });
       expect((error as DomainError).details).toEqual(thrown.details);
+      expect((error as DomainError).meta).toEqual(thrown.meta);
     },
   );
 

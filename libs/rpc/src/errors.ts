@@ -78,7 +78,7 @@ export function toGrpcStatus(error: unknown): StatusObject {
   const details: Any[] = [
     anyPack(
       rpcErrors.ErrorInfoSchema,
-      create(rpcErrors.ErrorInfoSchema, { reason: domain.code, domain: errorDomain }),
+      create(rpcErrors.ErrorInfoSchema, { reason: domain.code, domain: errorDomain, metadata: domain.meta }),
     ),
   ];
   if (domain.details.length > 0) {
@@ -114,7 +114,7 @@ export function toDomainError(error: unknown): DomainError {
       })) ?? [],
   );
   if (info && isErrorCode(info.reason))
-    return domainError(info.reason, status?.message ?? error.details, violations);
+    return domainError(info.reason, status?.message ?? error.details, violations, info.metadata);
 
   let code = codeOfForeignStatus[error.code as Status] ?? 'internal_error';
   if (code === 'bad_request' && violations.length > 0) code = 'validation_error';
@@ -123,10 +123,15 @@ export function toDomainError(error: unknown): DomainError {
   return withCause(domainError(code, error.details, violations), error);
 }
 
-function domainError(code: ErrorCode, message: string, details: FieldViolation[]): DomainError {
+function domainError(
+  code: ErrorCode,
+  message: string,
+  details: FieldViolation[],
+  meta: Record<string, string> = {},
+): DomainError {
   // Runs DomainError's constructor with the canonical class as new.target: that class's prototype and name,
   // with exactly this message and these details, whatever arguments the subclass's constructor takes.
-  return Reflect.construct(DomainError, [code, message, details], classOf[code]) as DomainError;
+  return Reflect.construct(DomainError, [code, message, details, meta], classOf[code]) as DomainError;
 }
 
 function isServiceError(error: unknown): error is ServiceError {

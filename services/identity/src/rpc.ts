@@ -1,13 +1,13 @@
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { identity } from '@costgov/contracts';
-import { BadRequestError, UnauthenticatedError } from '@costgov/errors';
+import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
-import { apiKeyPrefix } from './keys/secrets';
+import type { CredentialKind, Principal } from './auth/principal';
 import type { ApiKey, ApiKeys } from './keys/keys';
+import type { ScimToken, ScimTokens } from './keys/scim-tokens';
 import type { Team, Teams } from './teams/teams';
 
-/** How long the gateway may cache an authentication answer; bounds how late a revocation can be seen. */
-export const authCacheTtlSeconds = 30;
+const ts = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 
 const teamMessage = (team: Team) => ({
   id: team.id,
@@ -16,6 +16,8 @@ const teamMessage = (team: Team) => ({
   defaultRole: team.defaultRole,
   scanCredits: BigInt(team.scanCredits),
   createdAt: timestampFromDate(team.createdAt),
+  apiLimits: team.apiLimits,
+  scimLimits: team.scimLimits,
 });
 
 const keyMessage = (key: ApiKey) => ({
@@ -25,10 +27,26 @@ const keyMessage = (key: ApiKey) => ({
   scopes: key.scopes,
   prefix: key.prefix,
   createdAt: timestampFromDate(key.createdAt),
-  expiresAt: key.expiresAt ? timestampFromDate(key.expiresAt) : undefined,
-  lastUsedAt: key.lastUsedAt ? timestampFromDate(key.lastUsedAt) : undefined,
-  revokedAt: key.revokedAt ? timestampFromDate(key.revokedAt) : undefined,
+  expiresAt: ts(key.expiresAt),
+  lastUsedAt: ts(key.lastUsedAt),
+  revokedAt: ts(key.revokedAt),
 });
+
+const scimTokenMessage = (token: ScimToken) => ({
+  id: token.id,
+  teamId: token.teamId,
+  name: token.name,
+  prefix: token.prefix,
+  createdAt: timestampFromDate(token.createdAt),
+  lastUsedAt: ts(token.lastUsedAt),
+  revokedAt: ts(token.revokedAt),
+});
+
+const kindMessage: Record<CredentialKind, identity.CredentialKind> = {
+  api_key: identity.CredentialKind.API_KEY,
+  scim_token: identity.CredentialKind.SCIM_TOKEN,
+  oauth: identity.CredentialKind.OAUTH_TOKEN,
+};
 
 function teamOf(ctx: CallContext): string {
   if (!ctx.teamId) throw new BadRequestError('The call carries no team (x-team-id metadata).');
@@ -38,23 +56,28 @@ function teamOf(ctx: CallContext): string {
 export function identityRpc({
   teams,
   apiKeys,
+  scimTokens,
+  authenticate,
 }: {
   teams: Teams;
   apiKeys: ApiKeys;
+  scimTokens: ScimTokens;
+  authenticate: (credential: string) => Promise<Principal>;
 }): ServiceImpl<typeof identity.IdentityService> {
   return {
     async authenticate({ credential }) {
-      if (!credential.startsWith(apiKeyPrefix)) throw new UnauthenticatedError();
-      const principal = await apiKeys.authenticateApiKey(credential);
+      const principal = await authenticate(credential);
       return {
         principal: {
           teamId: principal.teamId,
           credentialId: principal.credentialId,
-          kind: identity.CredentialKind.API_KEY,
+          kind: kindMessage[principal.kind],
           scopes: principal.scopes,
           plan: principal.plan,
+          userId: principal.userId ?? '',
+          limits: principal.limits,
         },
-        cacheTtlSeconds: authCacheTtlSeconds,
+        cacheTtlSeconds: principal.cacheTtlSeconds,
       };
     },
     async createTeam(request) {
@@ -62,6 +85,17 @@ export function identityRpc({
     },
     async listTeams() {
       return { teams: (await teams.listTeams()).map(teamMessage) };
+    },
+    async getTeam(request) {
+      return teamMessage(await teams.getTeam(request.id));
+    },
+    async setTeamLimits(request) {
+      return teamMessage(
+        await teams.setTeamLimits(request.teamId, { api: request.apiLimits, scim: request.scimLimits }),
+      );
+    },
+    async grantScanCredits(request) {
+      return teamMessage(await teams.grantScanCredits(request.teamId, Number(request.credits)));
     },
     async createApiKey(request, ctx) {
       const { key, secret } = await apiKeys.createApiKey(teamOf(ctx), {
@@ -73,6 +107,19 @@ export function identityRpc({
     },
     async listApiKeys(_request, ctx) {
       return { keys: (await apiKeys.listApiKeys(teamOf(ctx))).map(keyMessage) };
+    },
+    async revokeApiKey(request, ctx) {
+      return keyMessage(await apiKeys.revokeApiKey(teamOf(ctx), request.id));
+    },
+    async createScimToken(request, ctx) {
+      const { token, secret } = await scimTokens.createScimToken(teamOf(ctx), { name: request.name });
+      return { token: scimTokenMessage(token), secret };
+    },
+    async listScimTokens(_request, ctx) {
+      return { tokens: (await scimTokens.listScimTokens(teamOf(ctx))).map(scimTokenMessage) };
+    },
+    async revokeScimToken(request, ctx) {
+      return scimTokenMessage(await scimTokens.revokeScimToken(teamOf(ctx), request.id));
     },
   };
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOutbox } from '@costgov/bus';
 import { identity } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { UnauthenticatedError, ValidationError } from '@costgov/errors';
@@ -70,7 +71,12 @@ describe('bootstrap on an empty database', () => {
       await expect(run.client.authenticate({ credential: result!.generatedApiKey! })).resolves.toBeDefined();
 
       const teams = teamsFactory({ db: run.db, newId });
-      const apiKeys = apiKeysFactory({ db: run.db, newId, now: () => new Date() });
+      const apiKeys = apiKeysFactory({
+        db: run.db,
+        newId,
+        now: () => new Date(),
+        outbox: createOutbox({ source: 'identity' }),
+      });
       expect(await bootstrap({ db: run.db, teams, apiKeys }, bootstrapKey)).toBeUndefined();
       expect((await run.client.listTeams({})).teams).toHaveLength(1);
     } finally {
@@ -98,18 +104,36 @@ describe('API keys', () => {
     expect(secret).toMatch(/^cg_live_[0-9A-Za-z]{40}$/);
     expect(key).toMatchObject({ teamId, name: 'ci', scopes: ['guard:read'], prefix: secret.slice(0, 12) });
     const { keys } = await client.listApiKeys({}, { teamId });
-    expect(JSON.stringify(keys.map((k) => ({ ...k })), (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(secret);
-    const { rows } = await db.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [key!.id]);
+    expect(
+      JSON.stringify(
+        keys.map((k) => ({ ...k })),
+        (_k, v) => (typeof v === 'bigint' ? String(v) : v),
+      ),
+    ).not.toContain(secret);
+    const { rows } = await db.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [
+      key!.id,
+    ]);
     expect(rows[0]!.secret_hash).toBe(hashSecret(secret));
     expect(JSON.stringify(rows[0])).not.toContain(secret);
   });
 
   it('authenticates a live key to its team and scopes, and records when it was used', async () => {
-    const { key, secret } = await client.createApiKey({ name: 'dash', scopes: ['guard:read', 'guard:write'] }, { teamId });
+    const { key, secret } = await client.createApiKey(
+      { name: 'dash', scopes: ['guard:read', 'guard:write'] },
+      { teamId },
+    );
     const { principal, cacheTtlSeconds } = await client.authenticate({ credential: secret });
-    expect(principal).toMatchObject({ teamId, credentialId: key!.id, scopes: ['guard:read', 'guard:write'], plan: 'team' });
+    expect(principal).toMatchObject({
+      teamId,
+      credentialId: key!.id,
+      scopes: ['guard:read', 'guard:write'],
+      plan: 'team',
+    });
     expect(cacheTtlSeconds).toBeGreaterThan(0);
-    const { rows } = await db.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [key!.id]);
+    const { rows } = await db.query<{ last_used_at: Date | null }>(
+      'SELECT last_used_at FROM api_keys WHERE id = $1',
+      [key!.id],
+    );
     expect(rows[0]!.last_used_at).toBeInstanceOf(Date);
   });
 
@@ -123,7 +147,12 @@ describe('API keys', () => {
 
   it('refuses a revoked key and an expired one', async () => {
     let clock = new Date('2026-01-01T00:00:00Z');
-    const apiKeys = apiKeysFactory({ db, newId, now: () => clock });
+    const apiKeys = apiKeysFactory({
+      db,
+      newId,
+      now: () => clock,
+      outbox: createOutbox({ source: 'identity' }),
+    });
     const revoked = await apiKeys.createApiKey(teamId, { name: 'old', scopes: ['guard:read'] });
     await apiKeys.revokeApiKey(teamId, revoked.key.id);
     await expect(apiKeys.authenticateApiKey(revoked.secret)).rejects.toBeInstanceOf(UnauthenticatedError);

@@ -1,7 +1,10 @@
-import type { Queryable } from '@costgov/db';
-import { NotFoundError, UnauthenticatedError, Violations } from '@costgov/errors';
+import type { Db, Queryable } from '@costgov/db';
+import { Violations } from '@costgov/errors';
 import type { IdGenerator } from '@costgov/ids';
-import { displayPrefix, hashSecret, newApiKeySecret, sameHash } from './secrets';
+import type { Outbox } from '@costgov/runtime';
+import { apiLimitsOf, authCacheTtlSeconds, type Principal } from '../auth/principal';
+import { credentialTable, type CredentialRow } from './credential-table';
+import { apiKeyPrefix, displayPrefix, hashSecret, newSecret } from './secrets';
 
 export const scopes = ['guard:read', 'guard:write', 'scans:write'] as const;
 export type Scope = (typeof scopes)[number];
@@ -18,17 +21,9 @@ export interface ApiKey {
   revokedAt: Date | null;
 }
 
-interface ApiKeyRow {
-  id: string;
-  team_id: string;
-  name: string;
+interface ApiKeyRow extends CredentialRow {
   scopes: string[];
-  secret_hash: string;
-  prefix: string;
-  created_at: Date;
   expires_at: Date | null;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
 }
 
 const toApiKey = (row: ApiKeyRow): ApiKey => ({
@@ -51,18 +46,19 @@ export interface CreateApiKeyInput {
   secret?: string;
 }
 
-export interface Principal {
-  teamId: string;
-  credentialId: string;
-  kind: 'api_key';
-  scopes: string[];
-  plan: string;
-}
+export function apiKeysFactory({
+  db,
+  newId,
+  now,
+  outbox,
+}: {
+  db: Db;
+  newId: IdGenerator;
+  now: () => Date;
+  outbox: Outbox;
+}) {
+  const table = credentialTable<ApiKeyRow>('api_keys', { outbox, now });
 
-/** last_used_at is written at most this often per key, so authentication is not a write per request. */
-const lastUsedResolutionMs = 60_000;
-
-export function apiKeysFactory({ db, newId, now }: { db: Queryable; newId: IdGenerator; now: () => Date }) {
   async function createApiKey(
     teamId: string,
     input: CreateApiKeyInput,
@@ -76,11 +72,12 @@ export function apiKeysFactory({ db, newId, now }: { db: Queryable; newId: IdGen
       violations.check((scopes as readonly string[]).includes(scope), 'scopes', `unknown scope '${scope}'`);
     }
     if (input.expiresAt) violations.check(input.expiresAt > now(), 'expires_at', 'must be in the future');
-    if (input.secret !== undefined)
+    if (input.secret !== undefined) {
       violations.check(input.secret.length >= 24, 'secret', 'must be at least 24 characters');
+    }
     violations.throwIfAny();
 
-    const secret = input.secret ?? newApiKeySecret();
+    const secret = input.secret ?? newSecret(apiKeyPrefix);
     const { rows } = await tx.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, team_id, name, scopes, secret_hash, prefix, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
@@ -106,35 +103,21 @@ export function apiKeysFactory({ db, newId, now }: { db: Queryable; newId: IdGen
   }
 
   async function revokeApiKey(teamId: string, id: string): Promise<ApiKey> {
-    const { rows } = await db.query<ApiKeyRow>(
-      'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3) WHERE team_id = $1 AND id = $2 RETURNING *',
-      [teamId, id, now()],
-    );
-    if (!rows[0]) throw new NotFoundError('API key', id);
-    return toApiKey(rows[0]);
+    return toApiKey(await db.transaction((tx) => table.revoke(tx, teamId, id)));
   }
 
   /** Resolves an API key secret to its principal; anything not a live key is UnauthenticatedError. */
   async function authenticateApiKey(secret: string): Promise<Principal> {
-    const hash = hashSecret(secret);
-    const { rows } = await db.query<ApiKeyRow & { plan: string }>(
-      `SELECT k.*, t.plan FROM api_keys k JOIN teams t ON t.id = k.team_id WHERE k.secret_hash = $1`,
-      [hash],
-    );
-    const row = rows[0];
-    const at = now();
-    if (
-      !row ||
-      !sameHash(row.secret_hash, hash) ||
-      row.revoked_at ||
-      (row.expires_at && row.expires_at <= at)
-    ) {
-      throw new UnauthenticatedError();
-    }
-    if (!row.last_used_at || at.getTime() - row.last_used_at.getTime() > lastUsedResolutionMs) {
-      await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [row.id, at]);
-    }
-    return { teamId: row.team_id, credentialId: row.id, kind: 'api_key', scopes: row.scopes, plan: row.plan };
+    const row = await table.authenticate(db, secret);
+    return {
+      teamId: row.team_id,
+      credentialId: row.id,
+      kind: 'api_key',
+      scopes: row.scopes,
+      plan: row.plan,
+      limits: apiLimitsOf(row),
+      cacheTtlSeconds: authCacheTtlSeconds,
+    };
   }
 
   return { createApiKey, listApiKeys, revokeApiKey, authenticateApiKey };

@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const apiKeyPrefix = 'cg_live_';
+export const scimTokenPrefix = 'cg_scim_';
 
-/** A new API key secret: the prefix and 40 characters of base62 (about 238 bits). */
-export function newApiKeySecret(): string {
-  return apiKeyPrefix + base62(40);
+/** A new secret: the prefix and 40 characters of base62 (about 238 bits). */
+export function newSecret(prefix: string): string {
+  return prefix + base62(40);
 }
 
 function base62(length: number): string {
@@ -29,4 +30,4 @@ export function sameHash(a: string, b: string): boolean {
 }
 
 /** What a key list may show of a secret: enough to recognise it, far too little to use it. */
-export const displayPrefix = (secret: string): string => secret.slice(0, apiKeyPrefix.length + 4);
+export const displayPrefix = (secret: string): string => secret.slice(0, 12);

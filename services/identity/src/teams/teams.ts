@@ -1,5 +1,6 @@
 import type { Queryable } from '@costgov/db';
-import { ConflictError, Violations } from '@costgov/errors';
+import { ConflictError, NotFoundError, Violations } from '@costgov/errors';
+import { apiLimitsOf, scimLimitsOf, type RequestLimits, type TeamLimitColumns } from '../auth/principal';
 import type { IdGenerator } from '@costgov/ids';
 
 export const plans = ['free', 'team', 'enterprise'] as const;
@@ -12,9 +13,11 @@ export interface Team {
   defaultRole: string;
   scanCredits: number;
   createdAt: Date;
+  apiLimits: RequestLimits;
+  scimLimits: RequestLimits;
 }
 
-interface TeamRow {
+interface TeamRow extends TeamLimitColumns {
   id: string;
   name: string;
   plan: Plan;
@@ -30,7 +33,25 @@ const toTeam = (row: TeamRow): Team => ({
   defaultRole: row.default_role,
   scanCredits: row.scan_credits,
   createdAt: row.created_at,
+  apiLimits: apiLimitsOf(row),
+  scimLimits: scimLimitsOf(row),
 });
+
+/** 0 (or absent) restores the default; otherwise a positive whole number within sane bounds. */
+function checkLimit(
+  violations: Violations,
+  field: string,
+  value: number | undefined,
+  max: number,
+): number | null {
+  if (!value) return null;
+  violations.check(
+    Number.isInteger(value) && value > 0 && value <= max,
+    field,
+    `must be a whole number from 1 to ${max}`,
+  );
+  return value;
+}
 
 export interface CreateTeamInput {
   name: string;
@@ -66,12 +87,50 @@ export function teamsFactory({ db, newId }: { db: Queryable; newId: IdGenerator 
     return rows.map(toTeam);
   }
 
-  async function getTeam(id: string): Promise<Team | undefined> {
+  async function getTeam(id: string): Promise<Team> {
     const { rows } = await db.query<TeamRow>('SELECT * FROM teams WHERE id = $1', [id]);
-    return rows[0] && toTeam(rows[0]);
+    if (!rows[0]) throw new NotFoundError('Team', id);
+    return toTeam(rows[0]);
   }
 
-  return { createTeam, listTeams, getTeam };
+  async function setTeamLimits(
+    id: string,
+    limits: { api?: Partial<RequestLimits>; scim?: Partial<RequestLimits> },
+  ): Promise<Team> {
+    const violations = new Violations();
+    const values = [
+      checkLimit(violations, 'api_limits.requests_per_minute', limits.api?.requestsPerMinute, 100_000),
+      checkLimit(violations, 'api_limits.concurrent_requests', limits.api?.concurrentRequests, 1_000),
+      checkLimit(violations, 'scim_limits.requests_per_minute', limits.scim?.requestsPerMinute, 100_000),
+      checkLimit(violations, 'scim_limits.concurrent_requests', limits.scim?.concurrentRequests, 1_000),
+    ];
+    violations.throwIfAny();
+    const { rows } = await db.query<TeamRow>(
+      `UPDATE teams SET api_requests_per_minute = $2, api_concurrent_requests = $3,
+         scim_requests_per_minute = $4, scim_concurrent_requests = $5 WHERE id = $1 RETURNING *`,
+      [id, ...values],
+    );
+    if (!rows[0]) throw new NotFoundError('Team', id);
+    return toTeam(rows[0]);
+  }
+
+  async function grantScanCredits(id: string, credits: number): Promise<Team> {
+    new Violations()
+      .check(
+        Number.isInteger(credits) && credits > 0 && credits <= 1_000_000,
+        'credits',
+        'must be a whole number from 1 to 1000000',
+      )
+      .throwIfAny();
+    const { rows } = await db.query<TeamRow>(
+      'UPDATE teams SET scan_credits = scan_credits + $2 WHERE id = $1 RETURNING *',
+      [id, credits],
+    );
+    if (!rows[0]) throw new NotFoundError('Team', id);
+    return toTeam(rows[0]);
+  }
+
+  return { createTeam, listTeams, getTeam, setTeamLimits, grantScanCredits };
 }
 
 export type Teams = ReturnType<typeof teamsFactory>;

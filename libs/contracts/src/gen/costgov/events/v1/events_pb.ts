@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJYgZwcm90bzM',
+    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJYgZwcm90bzM',
   );
 
 /**
@@ -142,3 +142,183 @@ export type ProjectDeletedJson = {
 export const ProjectDeletedSchema: GenMessage<ProjectDeleted, { jsonType: ProjectDeletedJson }> =
   /*@__PURE__*/
   messageDesc(file_costgov_events_v1_events, 1);
+
+/**
+ * identity.key.revoked: an API key or SCIM token was revoked; gateways drop what they cached for it.
+ *
+ * @generated from message costgov.events.v1.CredentialRevoked
+ */
+export type CredentialRevoked = Message<'costgov.events.v1.CredentialRevoked'> & {
+  /**
+   * @generated from field: string credential_id = 1;
+   */
+  credentialId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * api_key | scim_token
+   *
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+};
+
+/**
+ * identity.key.revoked: an API key or SCIM token was revoked; gateways drop what they cached for it.
+ *
+ * @generated from message costgov.events.v1.CredentialRevoked
+ */
+export type CredentialRevokedJson = {
+  /**
+   * @generated from field: string credential_id = 1;
+   */
+  credentialId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * api_key | scim_token
+   *
+   * @generated from field: string kind = 3;
+   */
+  kind?: string;
+};
+
+/**
+ * Describes the message costgov.events.v1.CredentialRevoked.
+ * Use `create(CredentialRevokedSchema)` to create a new message.
+ */
+export const CredentialRevokedSchema: GenMessage<CredentialRevoked, { jsonType: CredentialRevokedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 2);
+
+/**
+ * identity.user.created, identity.user.updated, identity.user.deactivated, identity.user.reactivated
+ *
+ * @generated from message costgov.events.v1.UserChanged
+ */
+export type UserChanged = Message<'costgov.events.v1.UserChanged'> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string user_name = 3;
+   */
+  userName: string;
+
+  /**
+   * @generated from field: bool active = 4;
+   */
+  active: boolean;
+};
+
+/**
+ * identity.user.created, identity.user.updated, identity.user.deactivated, identity.user.reactivated
+ *
+ * @generated from message costgov.events.v1.UserChanged
+ */
+export type UserChangedJson = {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string user_name = 3;
+   */
+  userName?: string;
+
+  /**
+   * @generated from field: bool active = 4;
+   */
+  active?: boolean;
+};
+
+/**
+ * Describes the message costgov.events.v1.UserChanged.
+ * Use `create(UserChangedSchema)` to create a new message.
+ */
+export const UserChangedSchema: GenMessage<UserChanged, { jsonType: UserChangedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 3);
+
+/**
+ * identity.group.created, identity.group.updated, identity.group.deleted
+ *
+ * @generated from message costgov.events.v1.GroupChanged
+ */
+export type GroupChanged = Message<'costgov.events.v1.GroupChanged'> & {
+  /**
+   * @generated from field: string group_id = 1;
+   */
+  groupId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: repeated string member_ids = 4;
+   */
+  memberIds: string[];
+};
+
+/**
+ * identity.group.created, identity.group.updated, identity.group.deleted
+ *
+ * @generated from message costgov.events.v1.GroupChanged
+ */
+export type GroupChangedJson = {
+  /**
+   * @generated from field: string group_id = 1;
+   */
+  groupId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName?: string;
+
+  /**
+   * @generated from field: repeated string member_ids = 4;
+   */
+  memberIds?: string[];
+};
+
+/**
+ * Describes the message costgov.events.v1.GroupChanged.
+ * Use `create(GroupChangedSchema)` to create a new message.
+ */
+export const GroupChangedSchema: GenMessage<GroupChanged, { jsonType: GroupChangedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 4);

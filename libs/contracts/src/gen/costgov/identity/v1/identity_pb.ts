@@ -14,7 +14,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiJjb3N0Z292L2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhNjb3N0Z292LmlkZW50aXR5LnYxIikKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEgoKY3JlZGVudGlhbBgBIAEoCSKEAQoJUHJpbmNpcGFsEg8KB3RlYW1faWQYASABKAkSFQoNY3JlZGVudGlhbF9pZBgCIAEoCRIxCgRraW5kGAMgASgOMiMuY29zdGdvdi5pZGVudGl0eS52MS5DcmVkZW50aWFsS2luZBIOCgZzY29wZXMYBCADKAkSDAoEcGxhbhgFIAEoCSJkChRBdXRoZW50aWNhdGVSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlByaW5jaXBhbBIZChFjYWNoZV90dGxfc2Vjb25kcxgCIAEoBSKKAQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBsYW4YAyABKAkSFAoMZGVmYXVsdF9yb2xlGAQgASgJEhQKDHNjYW5fY3JlZGl0cxgFIAEoAxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHBsYW4YAiABKAkiEgoQTGlzdFRlYW1zUmVxdWVzdCI9ChFMaXN0VGVhbXNSZXNwb25zZRIoCgV0ZWFtcxgBIAMoCzIZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbSKVAgoGQXBpS2V5EgoKAmlkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSDgoGcHJlZml4GAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChRDcmVhdGVBcGlLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkAKE0xpc3RBcGlLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXBpS2V5Ko8BCg5DcmVkZW50aWFsS2luZBIfChtDUkVERU5USUFMX0tJTkRfVU5TUEVDSUZJRUQQABIbChdDUkVERU5USUFMX0tJTkRfQVBJX0tFWRABEh4KGkNSRURFTlRJQUxfS0lORF9TQ0lNX1RPS0VOEAISHwobQ1JFREVOVElBTF9LSU5EX09BVVRIX1RPS0VOEAMy6gMKD0lkZW50aXR5U2VydmljZRJjCgxBdXRoZW50aWNhdGUSKC5jb3N0Z292LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaKS5jb3N0Z292LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlEk8KCkNyZWF0ZVRlYW0SJi5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZVRlYW1SZXF1ZXN0GhkuY29zdGdvdi5pZGVudGl0eS52MS5UZWFtEloKCUxpc3RUZWFtcxIlLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFRlYW1zUmVxdWVzdBomLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFRlYW1zUmVzcG9uc2USYwoMQ3JlYXRlQXBpS2V5EiguY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GikuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJgCgtMaXN0QXBpS2V5cxInLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiguY29zdGdvdi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlYgZwcm90bzM',
+    'CiJjb3N0Z292L2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhNjb3N0Z292LmlkZW50aXR5LnYxIikKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEgoKY3JlZGVudGlhbBgBIAEoCSLJAQoJUHJpbmNpcGFsEg8KB3RlYW1faWQYASABKAkSFQoNY3JlZGVudGlhbF9pZBgCIAEoCRIxCgRraW5kGAMgASgOMiMuY29zdGdvdi5pZGVudGl0eS52MS5DcmVkZW50aWFsS2luZBIOCgZzY29wZXMYBCADKAkSDAoEcGxhbhgFIAEoCRIPCgd1c2VyX2lkGAYgASgJEjIKBmxpbWl0cxgHIAEoCzIiLmNvc3Rnb3YuaWRlbnRpdHkudjEuUmVxdWVzdExpbWl0cyJJCg1SZXF1ZXN0TGltaXRzEhsKE3JlcXVlc3RzX3Blcl9taW51dGUYASABKAUSGwoTY29uY3VycmVudF9yZXF1ZXN0cxgCIAEoBSJkChRBdXRoZW50aWNhdGVSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlByaW5jaXBhbBIZChFjYWNoZV90dGxfc2Vjb25kcxgCIAEoBSL7AQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBsYW4YAyABKAkSFAoMZGVmYXVsdF9yb2xlGAQgASgJEhQKDHNjYW5fY3JlZGl0cxgFIAEoAxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphcGlfbGltaXRzGAcgASgLMiIuY29zdGdvdi5pZGVudGl0eS52MS5SZXF1ZXN0TGltaXRzEjcKC3NjaW1fbGltaXRzGAggASgLMiIuY29zdGdvdi5pZGVudGl0eS52MS5SZXF1ZXN0TGltaXRzIhwKDkdldFRlYW1SZXF1ZXN0EgoKAmlkGAEgASgJIpgBChRTZXRUZWFtTGltaXRzUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEjYKCmFwaV9saW1pdHMYAiABKAsyIi5jb3N0Z292LmlkZW50aXR5LnYxLlJlcXVlc3RMaW1pdHMSNwoLc2NpbV9saW1pdHMYAyABKAsyIi5jb3N0Z292LmlkZW50aXR5LnYxLlJlcXVlc3RMaW1pdHMiOwoXR3JhbnRTY2FuQ3JlZGl0c1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIPCgdjcmVkaXRzGAIgASgDIiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiJAoWUmV2b2tlU2NpbVRva2VuUmVxdWVzdBIKCgJpZBgBIAEoCSLYAQoJU2NpbVRva2VuEgoKAmlkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZwcmVmaXgYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCImChZDcmVhdGVTY2ltVG9rZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkiWAoXQ3JlYXRlU2NpbVRva2VuUmVzcG9uc2USLQoFdG9rZW4YASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlNjaW1Ub2tlbhIOCgZzZWNyZXQYAiABKAkiFwoVTGlzdFNjaW1Ub2tlbnNSZXF1ZXN0IkgKFkxpc3RTY2ltVG9rZW5zUmVzcG9uc2USLgoGdG9rZW5zGAEgAygLMh4uY29zdGdvdi5pZGVudGl0eS52MS5TY2ltVG9rZW4iLwoRQ3JlYXRlVGVhbVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRwbGFuGAIgASgJIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW0ilQIKBkFwaUtleRIKCgJpZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGc2NvcGVzGAQgAygJEg4KBnByZWZpeBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImMKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZzY29wZXMYAiADKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUAoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsuY29zdGdvdi5pZGVudGl0eS52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIhQKEkxpc3RBcGlLZXlzUmVxdWVzdCJAChNMaXN0QXBpS2V5c1Jlc3BvbnNlEikKBGtleXMYASADKAsyGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleSqPAQoOQ3JlZGVudGlhbEtpbmQSHwobQ1JFREVOVElBTF9LSU5EX1VOU1BFQ0lGSUVEEAASGwoXQ1JFREVOVElBTF9LSU5EX0FQSV9LRVkQARIeChpDUkVERU5USUFMX0tJTkRfU0NJTV9UT0tFThACEh8KG0NSRURFTlRJQUxfS0lORF9PQVVUSF9UT0tFThADMvkICg9JZGVudGl0eVNlcnZpY2USYwoMQXV0aGVudGljYXRlEiguY29zdGdvdi5pZGVudGl0eS52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GikuY29zdGdvdi5pZGVudGl0eS52MS5BdXRoZW50aWNhdGVSZXNwb25zZRJPCgpDcmVhdGVUZWFtEiYuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVUZWFtUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJaCglMaXN0VGVhbXMSJS5jb3N0Z292LmlkZW50aXR5LnYxLkxpc3RUZWFtc1JlcXVlc3QaJi5jb3N0Z292LmlkZW50aXR5LnYxLkxpc3RUZWFtc1Jlc3BvbnNlEkkKB0dldFRlYW0SIy5jb3N0Z292LmlkZW50aXR5LnYxLkdldFRlYW1SZXF1ZXN0GhkuY29zdGdvdi5pZGVudGl0eS52MS5UZWFtElUKDVNldFRlYW1MaW1pdHMSKS5jb3N0Z292LmlkZW50aXR5LnYxLlNldFRlYW1MaW1pdHNSZXF1ZXN0GhkuY29zdGdvdi5pZGVudGl0eS52MS5UZWFtElsKEEdyYW50U2NhbkNyZWRpdHMSLC5jb3N0Z292LmlkZW50aXR5LnYxLkdyYW50U2NhbkNyZWRpdHNSZXF1ZXN0GhkuY29zdGdvdi5pZGVudGl0eS52MS5UZWFtEmMKDENyZWF0ZUFwaUtleRIoLmNvc3Rnb3YuaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBopLmNvc3Rnb3YuaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USYAoLTGlzdEFwaUtleXMSJy5jb3N0Z292LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBooLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJVCgxSZXZva2VBcGlLZXkSKC5jb3N0Z292LmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleRJsCg9DcmVhdGVTY2ltVG9rZW4SKy5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZVNjaW1Ub2tlblJlcXVlc3QaLC5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZVNjaW1Ub2tlblJlc3BvbnNlEmkKDkxpc3RTY2ltVG9rZW5zEiouY29zdGdvdi5pZGVudGl0eS52MS5MaXN0U2NpbVRva2Vuc1JlcXVlc3QaKy5jb3N0Z292LmlkZW50aXR5LnYxLkxpc3RTY2ltVG9rZW5zUmVzcG9uc2USXgoPUmV2b2tlU2NpbVRva2VuEisuY29zdGdvdi5pZGVudGl0eS52MS5SZXZva2VTY2ltVG9rZW5SZXF1ZXN0Gh4uY29zdGdvdi5pZGVudGl0eS52MS5TY2ltVG9rZW5iBnByb3RvMw',
     [file_google_protobuf_timestamp],
   );
 
@@ -57,6 +57,8 @@ export type Principal = Message<'costgov.identity.v1.Principal'> & {
   teamId: string;
 
   /**
+   * The API key or SCIM token id; for an OAuth token, the token's `jti` or subject.
+   *
    * @generated from field: string credential_id = 2;
    */
   credentialId: string;
@@ -75,6 +77,20 @@ export type Principal = Message<'costgov.identity.v1.Principal'> & {
    * @generated from field: string plan = 5;
    */
   plan: string;
+
+  /**
+   * The SCIM user an OAuth token maps to; empty for API keys and SCIM tokens.
+   *
+   * @generated from field: string user_id = 6;
+   */
+  userId: string;
+
+  /**
+   * The limits that apply to this credential (the team's own, or the defaults).
+   *
+   * @generated from field: costgov.identity.v1.RequestLimits limits = 7;
+   */
+  limits?: RequestLimits | undefined;
 };
 
 /**
@@ -87,6 +103,8 @@ export type PrincipalJson = {
   teamId?: string;
 
   /**
+   * The API key or SCIM token id; for an OAuth token, the token's `jti` or subject.
+   *
    * @generated from field: string credential_id = 2;
    */
   credentialId?: string;
@@ -105,6 +123,20 @@ export type PrincipalJson = {
    * @generated from field: string plan = 5;
    */
   plan?: string;
+
+  /**
+   * The SCIM user an OAuth token maps to; empty for API keys and SCIM tokens.
+   *
+   * @generated from field: string user_id = 6;
+   */
+  userId?: string;
+
+  /**
+   * The limits that apply to this credential (the team's own, or the defaults).
+   *
+   * @generated from field: costgov.identity.v1.RequestLimits limits = 7;
+   */
+  limits?: RequestLimitsJson;
 };
 
 /**
@@ -114,6 +146,44 @@ export type PrincipalJson = {
 export const PrincipalSchema: GenMessage<Principal, { jsonType: PrincipalJson }> =
   /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 1);
+
+/**
+ * @generated from message costgov.identity.v1.RequestLimits
+ */
+export type RequestLimits = Message<'costgov.identity.v1.RequestLimits'> & {
+  /**
+   * @generated from field: int32 requests_per_minute = 1;
+   */
+  requestsPerMinute: number;
+
+  /**
+   * @generated from field: int32 concurrent_requests = 2;
+   */
+  concurrentRequests: number;
+};
+
+/**
+ * @generated from message costgov.identity.v1.RequestLimits
+ */
+export type RequestLimitsJson = {
+  /**
+   * @generated from field: int32 requests_per_minute = 1;
+   */
+  requestsPerMinute?: number;
+
+  /**
+   * @generated from field: int32 concurrent_requests = 2;
+   */
+  concurrentRequests?: number;
+};
+
+/**
+ * Describes the message costgov.identity.v1.RequestLimits.
+ * Use `create(RequestLimitsSchema)` to create a new message.
+ */
+export const RequestLimitsSchema: GenMessage<RequestLimits, { jsonType: RequestLimitsJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_identity_v1_identity, 2);
 
 /**
  * @generated from message costgov.identity.v1.AuthenticateResponse
@@ -156,7 +226,7 @@ export type AuthenticateResponseJson = {
 export const AuthenticateResponseSchema: GenMessage<
   AuthenticateResponse,
   { jsonType: AuthenticateResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 2);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 3);
 
 /**
  * @generated from message costgov.identity.v1.Team
@@ -191,6 +261,20 @@ export type Team = Message<'costgov.identity.v1.Team'> & {
    * @generated from field: google.protobuf.Timestamp created_at = 6;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Guard API limits of the team's API keys and OAuth tokens.
+   *
+   * @generated from field: costgov.identity.v1.RequestLimits api_limits = 7;
+   */
+  apiLimits?: RequestLimits | undefined;
+
+  /**
+   * Limits of the team's SCIM tokens.
+   *
+   * @generated from field: costgov.identity.v1.RequestLimits scim_limits = 8;
+   */
+  scimLimits?: RequestLimits | undefined;
 };
 
 /**
@@ -226,6 +310,20 @@ export type TeamJson = {
    * @generated from field: google.protobuf.Timestamp created_at = 6;
    */
   createdAt?: TimestampJson;
+
+  /**
+   * Guard API limits of the team's API keys and OAuth tokens.
+   *
+   * @generated from field: costgov.identity.v1.RequestLimits api_limits = 7;
+   */
+  apiLimits?: RequestLimitsJson;
+
+  /**
+   * Limits of the team's SCIM tokens.
+   *
+   * @generated from field: costgov.identity.v1.RequestLimits scim_limits = 8;
+   */
+  scimLimits?: RequestLimitsJson;
 };
 
 /**
@@ -234,7 +332,385 @@ export type TeamJson = {
  */
 export const TeamSchema: GenMessage<Team, { jsonType: TeamJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 3);
+  messageDesc(file_costgov_identity_v1_identity, 4);
+
+/**
+ * @generated from message costgov.identity.v1.GetTeamRequest
+ */
+export type GetTeamRequest = Message<'costgov.identity.v1.GetTeamRequest'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * @generated from message costgov.identity.v1.GetTeamRequest
+ */
+export type GetTeamRequestJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+};
+
+/**
+ * Describes the message costgov.identity.v1.GetTeamRequest.
+ * Use `create(GetTeamRequestSchema)` to create a new message.
+ */
+export const GetTeamRequestSchema: GenMessage<GetTeamRequest, { jsonType: GetTeamRequestJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_identity_v1_identity, 5);
+
+/**
+ * @generated from message costgov.identity.v1.SetTeamLimitsRequest
+ */
+export type SetTeamLimitsRequest = Message<'costgov.identity.v1.SetTeamLimitsRequest'> & {
+  /**
+   * @generated from field: string team_id = 1;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: costgov.identity.v1.RequestLimits api_limits = 2;
+   */
+  apiLimits?: RequestLimits | undefined;
+
+  /**
+   * @generated from field: costgov.identity.v1.RequestLimits scim_limits = 3;
+   */
+  scimLimits?: RequestLimits | undefined;
+};
+
+/**
+ * @generated from message costgov.identity.v1.SetTeamLimitsRequest
+ */
+export type SetTeamLimitsRequestJson = {
+  /**
+   * @generated from field: string team_id = 1;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: costgov.identity.v1.RequestLimits api_limits = 2;
+   */
+  apiLimits?: RequestLimitsJson;
+
+  /**
+   * @generated from field: costgov.identity.v1.RequestLimits scim_limits = 3;
+   */
+  scimLimits?: RequestLimitsJson;
+};
+
+/**
+ * Describes the message costgov.identity.v1.SetTeamLimitsRequest.
+ * Use `create(SetTeamLimitsRequestSchema)` to create a new message.
+ */
+export const SetTeamLimitsRequestSchema: GenMessage<
+  SetTeamLimitsRequest,
+  { jsonType: SetTeamLimitsRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 6);
+
+/**
+ * @generated from message costgov.identity.v1.GrantScanCreditsRequest
+ */
+export type GrantScanCreditsRequest = Message<'costgov.identity.v1.GrantScanCreditsRequest'> & {
+  /**
+   * @generated from field: string team_id = 1;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: int64 credits = 2;
+   */
+  credits: bigint;
+};
+
+/**
+ * @generated from message costgov.identity.v1.GrantScanCreditsRequest
+ */
+export type GrantScanCreditsRequestJson = {
+  /**
+   * @generated from field: string team_id = 1;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: int64 credits = 2;
+   */
+  credits?: string;
+};
+
+/**
+ * Describes the message costgov.identity.v1.GrantScanCreditsRequest.
+ * Use `create(GrantScanCreditsRequestSchema)` to create a new message.
+ */
+export const GrantScanCreditsRequestSchema: GenMessage<
+  GrantScanCreditsRequest,
+  { jsonType: GrantScanCreditsRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 7);
+
+/**
+ * @generated from message costgov.identity.v1.RevokeApiKeyRequest
+ */
+export type RevokeApiKeyRequest = Message<'costgov.identity.v1.RevokeApiKeyRequest'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * @generated from message costgov.identity.v1.RevokeApiKeyRequest
+ */
+export type RevokeApiKeyRequestJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+};
+
+/**
+ * Describes the message costgov.identity.v1.RevokeApiKeyRequest.
+ * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
+ */
+export const RevokeApiKeyRequestSchema: GenMessage<
+  RevokeApiKeyRequest,
+  { jsonType: RevokeApiKeyRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 8);
+
+/**
+ * @generated from message costgov.identity.v1.RevokeScimTokenRequest
+ */
+export type RevokeScimTokenRequest = Message<'costgov.identity.v1.RevokeScimTokenRequest'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * @generated from message costgov.identity.v1.RevokeScimTokenRequest
+ */
+export type RevokeScimTokenRequestJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+};
+
+/**
+ * Describes the message costgov.identity.v1.RevokeScimTokenRequest.
+ * Use `create(RevokeScimTokenRequestSchema)` to create a new message.
+ */
+export const RevokeScimTokenRequestSchema: GenMessage<
+  RevokeScimTokenRequest,
+  { jsonType: RevokeScimTokenRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 9);
+
+/**
+ * @generated from message costgov.identity.v1.ScimToken
+ */
+export type ScimToken = Message<'costgov.identity.v1.ScimToken'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string prefix = 4;
+   */
+  prefix: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_used_at = 6;
+   */
+  lastUsedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp revoked_at = 7;
+   */
+  revokedAt?: Timestamp | undefined;
+};
+
+/**
+ * @generated from message costgov.identity.v1.ScimToken
+ */
+export type ScimTokenJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: string prefix = 4;
+   */
+  prefix?: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_used_at = 6;
+   */
+  lastUsedAt?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp revoked_at = 7;
+   */
+  revokedAt?: TimestampJson;
+};
+
+/**
+ * Describes the message costgov.identity.v1.ScimToken.
+ * Use `create(ScimTokenSchema)` to create a new message.
+ */
+export const ScimTokenSchema: GenMessage<ScimToken, { jsonType: ScimTokenJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_identity_v1_identity, 10);
+
+/**
+ * @generated from message costgov.identity.v1.CreateScimTokenRequest
+ */
+export type CreateScimTokenRequest = Message<'costgov.identity.v1.CreateScimTokenRequest'> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * @generated from message costgov.identity.v1.CreateScimTokenRequest
+ */
+export type CreateScimTokenRequestJson = {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+};
+
+/**
+ * Describes the message costgov.identity.v1.CreateScimTokenRequest.
+ * Use `create(CreateScimTokenRequestSchema)` to create a new message.
+ */
+export const CreateScimTokenRequestSchema: GenMessage<
+  CreateScimTokenRequest,
+  { jsonType: CreateScimTokenRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 11);
+
+/**
+ * @generated from message costgov.identity.v1.CreateScimTokenResponse
+ */
+export type CreateScimTokenResponse = Message<'costgov.identity.v1.CreateScimTokenResponse'> & {
+  /**
+   * @generated from field: costgov.identity.v1.ScimToken token = 1;
+   */
+  token?: ScimToken | undefined;
+
+  /**
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * @generated from message costgov.identity.v1.CreateScimTokenResponse
+ */
+export type CreateScimTokenResponseJson = {
+  /**
+   * @generated from field: costgov.identity.v1.ScimToken token = 1;
+   */
+  token?: ScimTokenJson;
+
+  /**
+   * @generated from field: string secret = 2;
+   */
+  secret?: string;
+};
+
+/**
+ * Describes the message costgov.identity.v1.CreateScimTokenResponse.
+ * Use `create(CreateScimTokenResponseSchema)` to create a new message.
+ */
+export const CreateScimTokenResponseSchema: GenMessage<
+  CreateScimTokenResponse,
+  { jsonType: CreateScimTokenResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 12);
+
+/**
+ * @generated from message costgov.identity.v1.ListScimTokensRequest
+ */
+export type ListScimTokensRequest = Message<'costgov.identity.v1.ListScimTokensRequest'> & {};
+
+/**
+ * @generated from message costgov.identity.v1.ListScimTokensRequest
+ */
+export type ListScimTokensRequestJson = {};
+
+/**
+ * Describes the message costgov.identity.v1.ListScimTokensRequest.
+ * Use `create(ListScimTokensRequestSchema)` to create a new message.
+ */
+export const ListScimTokensRequestSchema: GenMessage<
+  ListScimTokensRequest,
+  { jsonType: ListScimTokensRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 13);
+
+/**
+ * @generated from message costgov.identity.v1.ListScimTokensResponse
+ */
+export type ListScimTokensResponse = Message<'costgov.identity.v1.ListScimTokensResponse'> & {
+  /**
+   * @generated from field: repeated costgov.identity.v1.ScimToken tokens = 1;
+   */
+  tokens: ScimToken[];
+};
+
+/**
+ * @generated from message costgov.identity.v1.ListScimTokensResponse
+ */
+export type ListScimTokensResponseJson = {
+  /**
+   * @generated from field: repeated costgov.identity.v1.ScimToken tokens = 1;
+   */
+  tokens?: ScimTokenJson[];
+};
+
+/**
+ * Describes the message costgov.identity.v1.ListScimTokensResponse.
+ * Use `create(ListScimTokensResponseSchema)` to create a new message.
+ */
+export const ListScimTokensResponseSchema: GenMessage<
+  ListScimTokensResponse,
+  { jsonType: ListScimTokensResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 14);
 
 /**
  * @generated from message costgov.identity.v1.CreateTeamRequest
@@ -272,7 +748,7 @@ export type CreateTeamRequestJson = {
  */
 export const CreateTeamRequestSchema: GenMessage<CreateTeamRequest, { jsonType: CreateTeamRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 4);
+  messageDesc(file_costgov_identity_v1_identity, 15);
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsRequest
@@ -290,7 +766,7 @@ export type ListTeamsRequestJson = {};
  */
 export const ListTeamsRequestSchema: GenMessage<ListTeamsRequest, { jsonType: ListTeamsRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 5);
+  messageDesc(file_costgov_identity_v1_identity, 16);
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsResponse
@@ -318,7 +794,7 @@ export type ListTeamsResponseJson = {
  */
 export const ListTeamsResponseSchema: GenMessage<ListTeamsResponse, { jsonType: ListTeamsResponseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 6);
+  messageDesc(file_costgov_identity_v1_identity, 17);
 
 /**
  * @generated from message costgov.identity.v1.ApiKey
@@ -430,7 +906,7 @@ export type ApiKeyJson = {
  */
 export const ApiKeySchema: GenMessage<ApiKey, { jsonType: ApiKeyJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 7);
+  messageDesc(file_costgov_identity_v1_identity, 18);
 
 /**
  * @generated from message costgov.identity.v1.CreateApiKeyRequest
@@ -479,7 +955,7 @@ export type CreateApiKeyRequestJson = {
 export const CreateApiKeyRequestSchema: GenMessage<
   CreateApiKeyRequest,
   { jsonType: CreateApiKeyRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 8);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 19);
 
 /**
  * @generated from message costgov.identity.v1.CreateApiKeyResponse
@@ -522,7 +998,7 @@ export type CreateApiKeyResponseJson = {
 export const CreateApiKeyResponseSchema: GenMessage<
   CreateApiKeyResponse,
   { jsonType: CreateApiKeyResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 9);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 20);
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysRequest
@@ -540,7 +1016,7 @@ export type ListApiKeysRequestJson = {};
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest, { jsonType: ListApiKeysRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 10);
+  messageDesc(file_costgov_identity_v1_identity, 21);
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysResponse
@@ -569,7 +1045,7 @@ export type ListApiKeysResponseJson = {
 export const ListApiKeysResponseSchema: GenMessage<
   ListApiKeysResponse,
   { jsonType: ListApiKeysResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 11);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 22);
 
 /**
  * @generated from enum costgov.identity.v1.CredentialKind
@@ -646,6 +1122,32 @@ export const IdentityService: GenService<{
     output: typeof ListTeamsResponseSchema;
   };
   /**
+   * @generated from rpc costgov.identity.v1.IdentityService.GetTeam
+   */
+  getTeam: {
+    methodKind: 'unary';
+    input: typeof GetTeamRequestSchema;
+    output: typeof TeamSchema;
+  };
+  /**
+   * Sets the team's own request limits (0 restores the default).
+   *
+   * @generated from rpc costgov.identity.v1.IdentityService.SetTeamLimits
+   */
+  setTeamLimits: {
+    methodKind: 'unary';
+    input: typeof SetTeamLimitsRequestSchema;
+    output: typeof TeamSchema;
+  };
+  /**
+   * @generated from rpc costgov.identity.v1.IdentityService.GrantScanCredits
+   */
+  grantScanCredits: {
+    methodKind: 'unary';
+    input: typeof GrantScanCreditsRequestSchema;
+    output: typeof TeamSchema;
+  };
+  /**
    * Creates an API key for the team in `x-team-id`; the secret is in the response only.
    *
    * @generated from rpc costgov.identity.v1.IdentityService.CreateApiKey
@@ -662,5 +1164,39 @@ export const IdentityService: GenService<{
     methodKind: 'unary';
     input: typeof ListApiKeysRequestSchema;
     output: typeof ListApiKeysResponseSchema;
+  };
+  /**
+   * Revokes at once: publishes identity.key.revoked so every gateway drops its cached answer.
+   *
+   * @generated from rpc costgov.identity.v1.IdentityService.RevokeApiKey
+   */
+  revokeApiKey: {
+    methodKind: 'unary';
+    input: typeof RevokeApiKeyRequestSchema;
+    output: typeof ApiKeySchema;
+  };
+  /**
+   * @generated from rpc costgov.identity.v1.IdentityService.CreateScimToken
+   */
+  createScimToken: {
+    methodKind: 'unary';
+    input: typeof CreateScimTokenRequestSchema;
+    output: typeof CreateScimTokenResponseSchema;
+  };
+  /**
+   * @generated from rpc costgov.identity.v1.IdentityService.ListScimTokens
+   */
+  listScimTokens: {
+    methodKind: 'unary';
+    input: typeof ListScimTokensRequestSchema;
+    output: typeof ListScimTokensResponseSchema;
+  };
+  /**
+   * @generated from rpc costgov.identity.v1.IdentityService.RevokeScimToken
+   */
+  revokeScimToken: {
+    methodKind: 'unary';
+    input: typeof RevokeScimTokenRequestSchema;
+    output: typeof ScimTokenSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_costgov_identity_v1_identity, 0);
