@@ -7,10 +7,15 @@ import express from 'express';
 import pg from 'pg';
 
 const { DATABASE_URL, PORT, BENCH_API_KEY, BENCH_TEAM_ID } = process.env;
-if (!DATABASE_URL || !PORT || !BENCH_API_KEY || !BENCH_TEAM_ID) throw new Error('DATABASE_URL, PORT, BENCH_API_KEY and BENCH_TEAM_ID are required');
+if (!DATABASE_URL || !PORT || !BENCH_API_KEY || !BENCH_TEAM_ID)
+  throw new Error('DATABASE_URL, PORT, BENCH_API_KEY and BENCH_TEAM_ID are required');
 
 // As libs/db opens the budgets service's database: a pool of 10 with the schema on the search path.
-const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10, options: '-c search_path=budgets,public' });
+const pool = new pg.Pool({
+  connectionString: DATABASE_URL,
+  max: 10,
+  options: '-c search_path=budgets,public',
+});
 
 const selectProject = `SELECT p.*,
   (SELECT count(*) FROM budgets b WHERE b.project_id = p.id AND b.status <> 'archived')::int AS budget_count
@@ -28,7 +33,10 @@ app.disable('x-powered-by');
 app.set('etag', false);
 
 app.get('/readyz', async (_req, res) => {
-  const ok = await pool.query('SELECT 1').then(() => true, () => false);
+  const ok = await pool.query('SELECT 1').then(
+    () => true,
+    () => false,
+  );
   res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready', backends: { postgres: ok } });
 });
 
@@ -40,7 +48,9 @@ app.get('/v1/guard/projects/:id', async (req, res) => {
   const id = req.params.id;
   const project = (await pool.query(selectProject, [teamId, id])).rows[0];
   if (!project) {
-    res.status(404).json({ error: { code: 'not_found', message: `Project '${id}' was not found.`, details: [] } });
+    res
+      .status(404)
+      .json({ error: { code: 'not_found', message: `Project '${id}' was not found.`, details: [] } });
     return;
   }
   const budgets = (await pool.query(selectBudgets, [teamId, id])).rows;
@@ -64,7 +74,10 @@ app.get('/v1/guard/projects/:id', async (req, res) => {
         percentage_used: Number(b.percentage_used),
         status: b.status,
       })),
-      approval_rules: rules && { require_approval_above: rules.requireApprovalAbove ?? null, approvers: rules.approvers },
+      approval_rules: rules && {
+        require_approval_above: rules.requireApprovalAbove ?? null,
+        approvers: rules.approvers,
+      },
     },
     meta: {},
   });

@@ -15,7 +15,7 @@ import { figuresOf, printReport, summarize } from './report';
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const durationSeconds = positiveInt('BENCH_DURATION', 10);
 const connections = positiveInt('BENCH_CONNECTIONS', 32);
-const warmUpSeconds = 3;
+const warmUpSeconds = positiveInt('BENCH_WARMUP', 3);
 const seededProjects = 1_000;
 /** The bootstrap key of team `default`: the prefix and 40 base62 characters. */
 const apiKey = `cg_live_${'bench'.padEnd(40, '0')}`;
@@ -25,7 +25,8 @@ const progress = (message: string) => console.error(`[bench] ${message}`);
 
 function positiveInt(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not '${process.env[name]}'`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, not '${process.env[name]}'`);
   return value;
 }
 
@@ -49,11 +50,15 @@ async function seed(gatewayUrl: string, databaseUrl: string): Promise<{ projectI
     headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'bench', connection_ids: [] }),
   });
-  if (created.status !== 201) throw new Error(`POST /v1/guard/projects answered ${created.status}: ${await created.text()}`);
+  if (created.status !== 201)
+    throw new Error(`POST /v1/guard/projects answered ${created.status}: ${await created.text()}`);
   const projectId = ((await created.json()) as { data: { id: string } }).data.id;
 
   return withClient(databaseUrl, async (db) => {
-    const { rows } = await db.query<{ team_id: string }>('SELECT team_id FROM budgets.projects WHERE id = $1', [projectId]);
+    const { rows } = await db.query<{ team_id: string }>(
+      'SELECT team_id FROM budgets.projects WHERE id = $1',
+      [projectId],
+    );
     const teamId = rows[0]!.team_id;
     const projectIds = Array.from({ length: seededProjects }, () => newId('project'));
     await db.query(
@@ -83,12 +88,15 @@ async function checkSameAnswer(urls: Record<'baseline' | 'fullPath', string>, pa
   const [baseline, fullPath] = await Promise.all(
     [urls.baseline, urls.fullPath].map(async (url) => {
       const response = await fetch(`${url}${path}`, { headers: auth });
-      if (response.status !== 200) throw new Error(`GET ${url}${path} answered ${response.status}: ${await response.text()}`);
+      if (response.status !== 200)
+        throw new Error(`GET ${url}${path} answered ${response.status}: ${await response.text()}`);
       return response.json();
     }),
   );
   if (!isDeepStrictEqual(baseline, fullPath)) {
-    throw new Error(`the targets answer differently:\nbaseline:  ${JSON.stringify(baseline)}\nfull path: ${JSON.stringify(fullPath)}`);
+    throw new Error(
+      `the targets answer differently:\nbaseline:  ${JSON.stringify(baseline)}\nfull path: ${JSON.stringify(fullPath)}`,
+    );
   }
 }
 
@@ -120,7 +128,9 @@ async function main(): Promise<void> {
       progress(`stopping ${procs.length} processes, dropping database ${database}`);
       await Promise.all(procs.map((p) => p.stop()));
       try {
-        await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+        await withClient(serverUrl, (admin) =>
+          admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+        );
       } catch (error) {
         progress(`could not drop database ${database}: ${String(error)}`);
         process.exitCode = 1;
@@ -136,7 +146,9 @@ async function main(): Promise<void> {
   try {
     progress(`creating database ${database}`);
     await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
-    progress(`starting identity, budgets, violations and gateway${process.env.NATS_URL ? ' (NATS)' : ' (in-process bus)'}`);
+    progress(
+      `starting identity, budgets, violations and gateway${process.env.NATS_URL ? ' (NATS)' : ' (in-process bus)'}`,
+    );
     const gatewayUrl = await startFullPath({ databaseUrl, namespace: uniqueName('bench'), apiKey }, procs);
     progress(`seeding 1 project over REST and ${seededProjects} in SQL`);
     const { projectId, teamId } = await seed(gatewayUrl, databaseUrl);
@@ -148,7 +160,12 @@ async function main(): Promise<void> {
     const baseline1 = await measure('baseline', `${baselineUrl}${path}`);
     const fullPath = await measure('full path', `${gatewayUrl}${path}`);
     const baseline2 = await measure('baseline again', `${baselineUrl}${path}`);
-    printReport(summarize({ baseline1, fullPath, baseline2 }, { durationSeconds, connections, cpus: os.availableParallelism() }));
+    printReport(
+      summarize(
+        { baseline1, fullPath, baseline2 },
+        { durationSeconds, warmUpSeconds, connections, cpus: os.availableParallelism() },
+      ),
+    );
   } finally {
     await cleanUp();
   }
@@ -157,7 +174,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
-    console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    console.error(
+      `[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     process.exit(1);
   },
 );

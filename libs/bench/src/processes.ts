@@ -43,7 +43,8 @@ export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_00
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const proc of procs) {
-      if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited (${proc.child.exitCode}):\n${proc.output()}`);
+      if (proc.child.exitCode !== null)
+        throw new Error(`${proc.name} exited (${proc.child.exitCode}):\n${proc.output()}`);
     }
     try {
       const response = await fetch(`${url}/readyz`);
@@ -54,13 +55,24 @@ export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_00
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`not ready within ${timeoutMs} ms:\n${procs.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`);
+  throw new Error(
+    `not ready within ${timeoutMs} ms:\n${procs.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`,
+  );
 }
 
 /** identity, budgets, violations and the gateway, each its own process, as in services/all/test/e2e.test.ts. */
-export async function startFullPath(env: { databaseUrl: string; namespace: string; apiKey: string }, procs: Proc[]): Promise<string> {
-  const [identity, budgets, violations, gateway, ...metrics] = await Promise.all(Array.from({ length: 8 }, freePort));
-  const common = { DATABASE_URL: env.databaseUrl, NATS_URL: process.env.NATS_URL, EVENT_NAMESPACE: env.namespace };
+export async function startFullPath(
+  env: { databaseUrl: string; namespace: string; apiKey: string },
+  procs: Proc[],
+): Promise<string> {
+  const [identity, budgets, violations, gateway, ...metrics] = await Promise.all(
+    Array.from({ length: 8 }, freePort),
+  );
+  const common = {
+    DATABASE_URL: env.databaseUrl,
+    NATS_URL: process.env.NATS_URL,
+    EVENT_NAMESPACE: env.namespace,
+  };
   procs.push(
     startProcess('identity', 'services/identity/src/main.ts', {
       ...common,
@@ -68,8 +80,16 @@ export async function startFullPath(env: { databaseUrl: string; namespace: strin
       METRICS_PORT: `${metrics[0]}`,
       GUARD_BOOTSTRAP_API_KEY: env.apiKey,
     }),
-    startProcess('budgets', 'services/budgets/src/main.ts', { ...common, GRPC_PORT: `${budgets}`, METRICS_PORT: `${metrics[1]}` }),
-    startProcess('violations', 'services/violations/src/main.ts', { ...common, GRPC_PORT: `${violations}`, METRICS_PORT: `${metrics[2]}` }),
+    startProcess('budgets', 'services/budgets/src/main.ts', {
+      ...common,
+      GRPC_PORT: `${budgets}`,
+      METRICS_PORT: `${metrics[1]}`,
+    }),
+    startProcess('violations', 'services/violations/src/main.ts', {
+      ...common,
+      GRPC_PORT: `${violations}`,
+      METRICS_PORT: `${metrics[2]}`,
+    }),
     startProcess('gateway', 'services/gateway/src/main.ts', {
       ...common,
       PORT: `${gateway}`,
@@ -85,7 +105,10 @@ export async function startFullPath(env: { databaseUrl: string; namespace: strin
 }
 
 /** The single-process express + pg handler of libs/bench/src/baseline.ts. */
-export async function startBaseline(env: { databaseUrl: string; apiKey: string; teamId: string }, procs: Proc[]): Promise<string> {
+export async function startBaseline(
+  env: { databaseUrl: string; apiKey: string; teamId: string },
+  procs: Proc[],
+): Promise<string> {
   const port = await freePort();
   const proc = startProcess('baseline', 'libs/bench/src/baseline.ts', {
     DATABASE_URL: env.databaseUrl,

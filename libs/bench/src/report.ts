@@ -10,6 +10,7 @@ export interface Figures {
 export interface BenchResult {
   date: string;
   durationSeconds: number;
+  warmUpSeconds: number;
   connections: number;
   cpus: number;
   baseline: Figures;
@@ -34,7 +35,7 @@ const mean = (a: number, b: number) => (a + b) / 2;
 
 export function summarize(
   runs: { baseline1: Figures; fullPath: Figures; baseline2: Figures },
-  settings: { durationSeconds: number; connections: number; cpus: number },
+  settings: { durationSeconds: number; warmUpSeconds: number; connections: number; cpus: number },
 ): BenchResult {
   const { baseline1, fullPath, baseline2 } = runs;
   const baseline: Figures = {
@@ -66,7 +67,7 @@ export function printReport(result: BenchResult): void {
   console.log(
     [
       '',
-      `GET /v1/guard/projects/:id, ${result.connections} connections, ${result.durationSeconds} s per run, ${result.cpus} CPUs`,
+      `GET /v1/guard/projects/:id, ${result.connections} connections, ${result.durationSeconds} s per run after ${result.warmUpSeconds} s of warm-up, ${result.cpus} CPUs`,
       '',
       `${'target'.padEnd(26)}${'req/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}`,
       row('baseline (run 1)', first),

@@ -6,7 +6,7 @@ import { UnauthenticatedError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
+import { startService } from '@costgov/runtime';
 import { freshDb, testBus } from '@costgov/testing';
 import { bootstrap, type BootstrapResult } from '../src/bootstrap';
 import { apiKeysFactory } from '../src/keys/keys';
