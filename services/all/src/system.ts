@@ -59,6 +59,7 @@ export async function startSystem(
       VIOLATIONS_ADDR: `127.0.0.1:${violations.port}`,
     },
     logger,
+    { bus },
   );
   if (bootstrap && !options.quietBootstrap) printBootstrap(bootstrap);
   return {

@@ -1,24 +1,26 @@
 import express, { type Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { budgets, identity } from '@costgov/contracts';
+import type { budgets } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
-import { authenticator, requireGuardScope } from './http/auth';
+import type { RateLimiter } from '@costgov/ratelimit';
+import { requireGuardScopes, type Authenticator } from './http/auth';
 import { errorHandler, notFound } from './http/errors';
+import { rateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { projectRoutes } from './routes/projects';
 
 export interface GatewayDeps {
   logger: Logger;
   openapi: Record<string, unknown>;
-  identity: RpcClient<typeof identity.IdentityService>;
   projects: RpcClient<typeof budgets.ProjectsService>;
   /** Whether each backend is serving, reported by /readyz. */
   backendsReady: () => Promise<Record<string, boolean>>;
   /** True once a graceful stop has begun: /readyz then fails so load balancers drain this replica. */
   draining: () => boolean;
-  authCacheTtlMs: number;
+  auth: Authenticator;
+  limiter: RateLimiter;
 }
 
 export const bodyLimit = '1mb';
@@ -52,8 +54,10 @@ export function createGatewayApp(deps: GatewayDeps): Express {
     res.json(deps.openapi);
   });
 
-  const { authenticate } = authenticator({ identityClient: deps.identity, maxTtlMs: deps.authCacheTtlMs });
-  app.use('/v1', authenticate, requireGuardScope);
+  const limit = rateLimit(deps.limiter);
+  // API keys and OAuth tokens open /v1; SCIM tokens open /scim/v2 and nothing else.
+  app.use('/v1', deps.auth.authenticate(['api_key', 'oauth']), limit, requireGuardScopes);
+  app.use('/scim/v2', deps.auth.authenticate(['scim_token']), limit);
   app.use(express.json({ limit: bodyLimit, type: ['application/json', 'application/*+json'] }));
   app.use(
     OpenApiValidator.middleware({

@@ -9,6 +9,12 @@ export const gatewayConfig = baseConfig.extend({
   VIOLATIONS_ADDR: z.string().default('127.0.0.1:50053'),
   /** Upper bound on how long an authentication answer is cached; identity may ask for less. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** `off` disables rate limiting (benchmarks); anything else leaves it on. */
+  RATE_LIMIT: z.enum(['on', 'off']).default('on'),
+  /** Milliseconds a Redis limiter call may take before the per-process limiter answers instead. */
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(10),
+  /** Milliseconds a concurrency slot outlives a gateway that died holding it. */
+  RATE_LIMIT_LEASE_TTL_MS: z.coerce.number().int().positive().default(60_000),
   /** How long a graceful stop waits for requests in flight. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
 });

@@ -1,40 +1,49 @@
 import type { Server } from 'node:http';
+import type { Bus, Consumer } from '@costgov/bus';
 import { budgets, identity } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import { checkHealth, createRpcClient } from '@costgov/rpc';
 import { createGatewayApp } from './app';
 import type { GatewayConfig } from './config';
+import { authenticator } from './http/auth';
+import { createLimiter } from './limiter';
 import { loadOpenApiDocument } from './openapi/document';
+import { listenForRevocations } from './revocations';
 
 export interface RunningGateway {
   port: number;
   stop(): Promise<void>;
 }
 
-type Addresses = Pick<GatewayConfig, 'IDENTITY_ADDR' | 'BUDGETS_ADDR' | 'VIOLATIONS_ADDR'>;
-
-/** Starts the HTTP gateway; `stop` refuses new connections and lets requests in flight finish. */
+/**
+ * Starts the HTTP gateway; `stop` refuses new connections and lets requests in flight finish. With a bus,
+ * revocations reach this replica's authentication cache at once.
+ */
 export async function startGateway(
-  config: Addresses &
-    Pick<GatewayConfig, 'PORT' | 'HOST' | 'AUTH_CACHE_TTL_MS' | 'SHUTDOWN_GRACE_MS' | 'RPC_DEADLINE_MS'>,
+  config: GatewayConfig,
   logger: Logger,
+  options: { bus?: Bus } = {},
 ): Promise<RunningGateway> {
-  const options = { deadlineMs: config.RPC_DEADLINE_MS };
-  const identityClient = createRpcClient(identity.IdentityService, config.IDENTITY_ADDR, options);
-  const projectsClient = createRpcClient(budgets.ProjectsService, config.BUDGETS_ADDR, options);
+  const rpcOptions = { deadlineMs: config.RPC_DEADLINE_MS };
+  const identityClient = createRpcClient(identity.IdentityService, config.IDENTITY_ADDR, rpcOptions);
+  const projectsClient = createRpcClient(budgets.ProjectsService, config.BUDGETS_ADDR, rpcOptions);
   const backends = {
     identity: config.IDENTITY_ADDR,
     budgets: config.BUDGETS_ADDR,
     violations: config.VIOLATIONS_ADDR,
   };
+  const auth = authenticator({ identityClient, maxTtlMs: config.AUTH_CACHE_TTL_MS });
+  const limiter = await createLimiter(config, logger);
+  const revocations: Consumer | undefined =
+    options.bus && (await listenForRevocations(options.bus, auth, logger));
   let draining = false;
   const app = createGatewayApp({
-    draining: () => draining,
     logger,
     openapi: loadOpenApiDocument(),
-    identity: identityClient,
     projects: projectsClient,
-    authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
+    auth,
+    limiter,
+    draining: () => draining,
     backendsReady: async () =>
       Object.fromEntries(
         await Promise.all(
@@ -61,6 +70,8 @@ export async function startGateway(
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(timer);
+      await revocations?.stop();
+      await limiter.close();
       identityClient.close();
       projectsClient.close();
       logger.info('gateway stopped');

@@ -7,7 +7,9 @@ import { UnauthenticatedError } from '@costgov/errors';
 import { createLogger } from '@costgov/log';
 import { createRpcClient } from '@costgov/rpc';
 import { freePort } from '@costgov/testing';
+import { createMemoryLimiter } from '@costgov/ratelimit';
 import { createGatewayApp } from '../src/app';
+import { authenticator } from '../src/http/auth';
 import { loadOpenApiDocument } from '../src/openapi/document';
 
 const logger = createLogger('test', 'silent');
@@ -23,8 +25,10 @@ const identityStandIn = {
       principal: {
         teamId: 'team_1',
         credentialId: 'key_1',
+        kind: identity.CredentialKind.API_KEY,
         scopes: ['guard:read', 'guard:write'],
         plan: 'team',
+        limits: { requestsPerMinute: 120, concurrentRequests: 10 },
       },
       cacheTtlSeconds: 30,
     });
@@ -40,11 +44,11 @@ beforeAll(async () => {
   const app = createGatewayApp({
     logger,
     openapi: loadOpenApiDocument(),
-    identity: identityStandIn as never,
+    auth: authenticator({ identityClient: identityStandIn as never, maxTtlMs: 30_000 }),
+    limiter: createMemoryLimiter(),
     projects: createRpcClient(budgets.ProjectsService, `127.0.0.1:${deadPort}`, { deadlineMs: 1000 }),
     backendsReady: async () => ({ budgets: false }),
     draining: () => false,
-    authCacheTtlMs: 30_000,
   });
   server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

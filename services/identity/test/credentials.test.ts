@@ -17,8 +17,9 @@ const issuer = 'https://login.test.costgov.dev';
 const audience = 'costgov-api';
 
 let jwksServer: Server;
-let signingKey: CryptoKey;
-let otherKey: CryptoKey;
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+let signingKey: SigningKey;
+let otherKey: SigningKey;
 let service: RunningService;
 let client: RpcClient<typeof identity.IdentityService>;
 let bus: Awaited<ReturnType<typeof testBus>>;
@@ -29,7 +30,7 @@ const seen: CloudEvent[] = [];
 /** A token as the test's own identity provider signs it. */
 function token(
   claims: Record<string, unknown>,
-  options: { key?: CryptoKey; alg?: string; expiresIn?: string; iss?: string; aud?: string } = {},
+  options: { key?: SigningKey; alg?: string; expiresIn?: string; iss?: string; aud?: string } = {},
 ) {
   return new SignJWT(claims)
     .setProtectedHeader({ alg: options.alg ?? 'ES256', kid: 'test-key' })

@@ -20,7 +20,13 @@ beforeAll(async () => {
   db = await freshDb('violations');
   producerDb = await freshDb('producer');
   await migrate(producerDb, [outboxMigration]);
-  service = await startService(violationsModule(), { logger, bus, openDb: async () => db, dataDir: 'memory', grpcAddress: '127.0.0.1:0' });
+  service = await startService(violationsModule(), {
+    logger,
+    bus,
+    openDb: async () => db,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
 });
 
 afterAll(async () => {
@@ -38,7 +44,11 @@ async function insertViolation(teamId: string, projectId: string) {
 }
 
 const countFor = async (projectId: string) =>
-  (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM violations WHERE project_id = $1', [projectId])).rows[0]!.n;
+  (
+    await db.query<{ n: number }>('SELECT count(*)::int AS n FROM violations WHERE project_id = $1', [
+      projectId,
+    ])
+  ).rows[0]!.n;
 
 describe('purge on budgets.project.deleted', () => {
   it("removes only the deleted project's violations, once, even when the event arrives twice", async () => {
@@ -63,7 +73,9 @@ describe('purge on budgets.project.deleted', () => {
     await relay.flush();
     await relay.stop();
 
-    const purge = await eventually(async () => (await db.query('SELECT * FROM project_purges WHERE project_id = $1', [doomed])).rows[0]);
+    const purge = await eventually(
+      async () => (await db.query('SELECT * FROM project_purges WHERE project_id = $1', [doomed])).rows[0],
+    );
     expect(purge).toMatchObject({ team_id: teamId, event_id: event.id, violations_removed: 2 });
     expect(await countFor(doomed)).toBe(0);
     expect(await countFor(kept)).toBe(1);
@@ -72,11 +84,16 @@ describe('purge on budgets.project.deleted', () => {
     await insertViolation(teamId, doomed);
     await bus.publish({ ...event }, { dedupeId: `${event.id}-again` });
     await eventually(async () => {
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbox WHERE event_id = $1', [event.id]);
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM inbox WHERE event_id = $1',
+        [event.id],
+      );
       return rows[0]!.n === 1 ? true : undefined;
     });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await countFor(doomed)).toBe(1);
-    expect((await db.query('SELECT * FROM project_purges WHERE project_id = $1', [doomed])).rows).toHaveLength(1);
+    expect(
+      (await db.query('SELECT * FROM project_purges WHERE project_id = $1', [doomed])).rows,
+    ).toHaveLength(1);
   });
 });

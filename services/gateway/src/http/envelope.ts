@@ -1,5 +1,5 @@
-import type { Response } from 'express';
-import { httpStatusOf, type ErrorCode, type FieldViolation } from '@costgov/errors';
+import type { Request, Response } from 'express';
+import { httpStatusOf, type DomainError, type ErrorCode, type FieldViolation } from '@costgov/errors';
 
 /** The spec's error body: `{"error": {"code", "message", "details": [{field, message}]}}`. */
 export function sendError(
@@ -12,11 +12,40 @@ export function sendError(
   res.status(status).json({ error: { code, message, details } });
 }
 
-export function sendData(
+export function sendData(res: Response, status: number, data: unknown, meta?: Record<string, unknown>): void {
+  res.status(status).json(meta ? { data, meta } : { data });
+}
+
+export const scimErrorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';
+export const scimMediaType = 'application/scim+json';
+
+export const isScimRequest = (req: Request): boolean => req.path.startsWith('/scim/');
+
+/** The SCIM error body (RFC 7644 section 3.12), with `status` as a string. */
+export function sendScimError(res: Response, status: number, detail: string, scimType?: string): void {
+  res
+    .status(status)
+    .type(scimMediaType)
+    .send(
+      JSON.stringify({
+        schemas: [scimErrorSchema],
+        status: String(status),
+        ...(scimType ? { scimType } : {}),
+        detail,
+      }),
+    );
+}
+
+/** Sends a domain error in the envelope of the API the request was for. */
+export function sendDomainError(
+  req: Request,
   res: Response,
-  status: number,
-  data: unknown,
-  meta: Record<string, unknown> = {},
+  error: Pick<DomainError, 'code' | 'message' | 'details' | 'meta'>,
+  status?: number,
 ): void {
-  res.status(status).json({ data, meta });
+  if (error.meta.retryAfterSeconds) res.setHeader('Retry-After', error.meta.retryAfterSeconds);
+  if (isScimRequest(req)) {
+    return sendScimError(res, status ?? httpStatusOf[error.code], error.message, error.meta.scimType);
+  }
+  sendError(res, error.code, error.message, error.details, status);
 }

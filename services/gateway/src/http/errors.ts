@@ -1,10 +1,19 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError, type FieldViolation } from '@costgov/errors';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { DomainError, type ErrorCode, type FieldViolation } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
-import { sendError } from './envelope';
+import { sendDomainError } from './envelope';
+
+const fail = (
+  req: Request,
+  res: Response,
+  code: ErrorCode,
+  message: string,
+  details: FieldViolation[] = [],
+  status?: number,
+) => sendDomainError(req, res, { code, message, details, meta: {} }, status);
 
 export const notFound: RequestHandler = (req, res) => {
-  sendError(res, 'not_found', `No route for ${req.method} ${req.path}.`);
+  fail(req, res, 'not_found', `No route for ${req.method} ${req.path}.`);
 };
 
 interface ValidatorError {
@@ -26,7 +35,10 @@ function violationsOf(error: ValidatorError): FieldViolation[] {
   return (error.errors ?? []).map((e) => ({ field: fieldOf(e.path) || 'body', message: e.message }));
 }
 
-/** Every error becomes the spec's envelope; nothing of a stack or an internal message reaches the client. */
+/**
+ * Every error becomes the envelope of its API (the spec's for /v1, SCIM's for /scim/v2); nothing of a
+ * stack or an internal message reaches the client.
+ */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) {
@@ -36,29 +48,28 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error instanceof DomainError) {
       if (error.code === 'service_unavailable') res.setHeader('Retry-After', '1');
       if (error.code === 'internal_error') logger.error({ err: error }, 'backend internal error');
-      return sendError(res, error.code, error.message, error.details);
+      return sendDomainError(req, res, error);
     }
     const type = (error as { type?: string }).type;
-    if (type === 'entity.parse.failed') return sendError(res, 'bad_request', 'The body is not valid JSON.');
-    if (type === 'entity.too.large') {
-      return sendError(res, 'bad_request', 'The body is larger than the 1 MiB limit.', [], 413);
-    }
+    if (type === 'entity.parse.failed') return fail(req, res, 'bad_request', 'The body is not valid JSON.');
+    if (type === 'entity.too.large')
+      return fail(req, res, 'bad_request', 'The body is larger than the 1 MiB limit.', [], 413);
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return sendError(res, 'bad_request', (error as Error).message, [], 415);
+      return fail(req, res, 'bad_request', (error as Error).message, [], 415);
     }
     const validation = error as ValidatorError;
     if (typeof validation.status === 'number' && Array.isArray(validation.errors)) {
       const details = violationsOf(validation);
       if (validation.status === 405 || validation.status === 404) return notFound(req, res, () => undefined);
-      if (validation.status === 415) return sendError(res, 'bad_request', validation.message, details, 415);
+      if (validation.status === 415) return fail(req, res, 'bad_request', validation.message, details, 415);
       const inBody = (validation.errors ?? []).some((e) => e.path.startsWith('/body'));
       if (validation.status === 400 && inBody) {
-        return sendError(res, 'validation_error', 'The request body failed validation.', details);
+        return fail(req, res, 'validation_error', 'The request body failed validation.', details);
       }
       if (validation.status === 400)
-        return sendError(res, 'bad_request', 'The request parameters are invalid.', details);
+        return fail(req, res, 'bad_request', 'The request parameters are invalid.', details);
     }
     logger.error({ err: error }, 'unhandled error');
-    sendError(res, 'internal_error', 'An unexpected error occurred.');
+    fail(req, res, 'internal_error', 'An unexpected error occurred.');
   };
 }
