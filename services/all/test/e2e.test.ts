@@ -100,13 +100,7 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
     await client.connect();
     await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await client.end();
-    const nc = await connect({ servers: process.env.NATS_URL });
-    const jsm = await jetstreamManager(nc);
-    for await (const stream of jsm.streams.list()) {
-      if (stream.config.name.startsWith(namespace.toUpperCase()))
-        await jsm.streams.delete(stream.config.name);
-    }
-    await nc.close();
+    await deleteStreams(process.env.NATS_URL!, namespace);
   }, 60_000);
 
   it('drives projects over REST, and project.deleted is consumed exactly once though delivered twice', async () => {

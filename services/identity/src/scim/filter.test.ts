@@ -86,7 +86,10 @@ describe('parseFilter builds a tree from valid filters', () => {
 
   it.each<[string, FilterNode]>([
     ['displayName eq "Group1"', eq('displayname', 'Group1')],
-    ['members.value eq "2819c223-7f76-453a-919d-413861904646"', eq('members.value', '2819c223-7f76-453a-919d-413861904646')],
+    [
+      'members.value eq "2819c223-7f76-453a-919d-413861904646"',
+      eq('members.value', '2819c223-7f76-453a-919d-413861904646'),
+    ],
     ['id eq "e9e30dba-f08f-4109-8486-d5c6a331660a"', eq('id', 'e9e30dba-f08f-4109-8486-d5c6a331660a')],
     ['urn:ietf:params:scim:schemas:core:2.0:Group:displayName sw "Eng"', cmp('displayname', 'sw', 'Eng')],
   ])('groups: %s', (filter, expected) => {
@@ -128,7 +131,10 @@ describe('filters that identity providers send', () => {
       'group membership check written as members.value (the supported form of members[value eq "id"])',
       'id eq "e9e30dba-f08f-4109-8486-d5c6a331660a" and members.value eq "2819c223-7f76-453a-919d-413861904646"',
       groupFilterAttributes,
-      and(eq('id', 'e9e30dba-f08f-4109-8486-d5c6a331660a'), eq('members.value', '2819c223-7f76-453a-919d-413861904646')),
+      and(
+        eq('id', 'e9e30dba-f08f-4109-8486-d5c6a331660a'),
+        eq('members.value', '2819c223-7f76-453a-919d-413861904646'),
+      ),
       {
         sql:
           '((id::text = $1) AND (EXISTS (SELECT 1 FROM scim_group_members AS m ' +
@@ -156,7 +162,11 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
   const tooMany = Array.from({ length: 21 }, (_, i) => `userName eq "u${i}"`).join(' and ');
   it.each<[string, string, string]>([
     ['or', 'userName eq "a" or active eq true', "unsupported operator 'or' at position 17"],
-    ['or after parentheses', '(userName eq "a") OR (active eq true)', "unsupported operator 'OR' at position 19"],
+    [
+      'or after parentheses',
+      '(userName eq "a") OR (active eq true)',
+      "unsupported operator 'OR' at position 19",
+    ],
     ['not', 'not (userName eq "a")', "unsupported operator 'not' at position 1"],
     ['pr', 'userName pr', "unsupported operator 'pr' at position 10"],
     ['gt', 'userName gt "a"', "unsupported operator 'gt' at position 10"],
@@ -173,7 +183,11 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
       'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber eq "1"',
       'unknown or unsupported attribute',
     ],
-    ['constructor (no prototype lookup)', 'constructor eq "x"', "unknown or unsupported attribute 'constructor'"],
+    [
+      'constructor (no prototype lookup)',
+      'constructor eq "x"',
+      "unknown or unsupported attribute 'constructor'",
+    ],
     ['__proto__', '__proto__ eq "x"', "unknown or unsupported attribute '__proto__'"],
     ['toString', 'toString eq "x"', "unknown or unsupported attribute 'toString'"],
     ['co on a boolean', 'active co "x"', "operator 'co' cannot be used on boolean attribute: 'active co'"],
@@ -182,13 +196,33 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
     ['a string compared with a boolean', 'userName eq true', 'string attribute compared with true'],
     ['co with null', 'userName co null', 'null can only be compared with eq'],
     ['a number', 'userName eq 42', 'numeric value 42 at position 13 is not supported'],
-    ['a missing )', '(userName eq "a"', "missing ')' for the '(' at position 1: found end of filter at position 17"],
+    [
+      'a missing )',
+      '(userName eq "a"',
+      "missing ')' for the '(' at position 1: found end of filter at position 17",
+    ],
     ['an extra )', 'userName eq "a")', "unbalanced ')' at position 16"],
     ['empty parentheses', '()', "expected an attribute name at position 2, found ')'"],
-    ['trailing garbage', 'userName eq "a" active eq true', "unexpected 'active' at position 17; expected 'and'"],
-    ['a dangling and', 'userName eq "a" and', 'expected an attribute name at position 20, found end of filter'],
-    ['a missing operator', 'userName "a"', "expected an operator (eq, co, sw) after 'userName' at position 10"],
-    ['a missing value', 'userName eq', "expected a value (a quoted string, true, false or null) after 'eq' at position 12"],
+    [
+      'trailing garbage',
+      'userName eq "a" active eq true',
+      "unexpected 'active' at position 17; expected 'and'",
+    ],
+    [
+      'a dangling and',
+      'userName eq "a" and',
+      'expected an attribute name at position 20, found end of filter',
+    ],
+    [
+      'a missing operator',
+      'userName "a"',
+      "expected an operator (eq, co, sw) after 'userName' at position 10",
+    ],
+    [
+      'a missing value',
+      'userName eq',
+      "expected a value (a quoted string, true, false or null) after 'eq' at position 12",
+    ],
     ['a bare word as value', 'userName eq bjensen', "after 'eq' at position 13, found 'bjensen'"],
     ['single quotes', "userName eq 'a'", 'position 13: strings must be in double quotes'],
     ['an unterminated string', 'userName eq "abc', 'unterminated string starting at position 13'],
@@ -201,7 +235,11 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
     ],
     ['an empty filter', '', 'empty filter'],
     ['a blank filter', '   ', 'empty filter'],
-    ['over 1,000 characters', `userName eq "${'a'.repeat(990)}"`, 'filter too long: 1004 characters, at most 1000'],
+    [
+      'over 1,000 characters',
+      `userName eq "${'a'.repeat(990)}"`,
+      'filter too long: 1004 characters, at most 1000',
+    ],
     ['more than 20 comparisons', tooMany, 'too many comparisons: more than 20'],
   ])('%s: %s', (_name, filter, message) => {
     const error = scimErrorOf(() => parseFilter(filter, userFilterAttributes));
@@ -241,7 +279,13 @@ describe('filterToSql builds parenthesised SQL with numbered parameters', () => 
       "(lower(user_name) LIKE '%' || $1::text || '%' ESCAPE '\\')",
       ['jen\\%\\_\\\\'],
     ],
-    ['sw, case-insensitive', 'userName sw "BJ"', 1, "(lower(user_name) LIKE $1::text || '%' ESCAPE '\\')", ['bj']],
+    [
+      'sw, case-insensitive',
+      'userName sw "BJ"',
+      1,
+      "(lower(user_name) LIKE $1::text || '%' ESCAPE '\\')",
+      ['bj'],
+    ],
     ['eq, case-exact: as given', 'externalId eq "AbC"', 1, '(external_id = $1)', ['AbC']],
     [
       'co, case-exact: escaped, case kept',
@@ -290,7 +334,12 @@ describe('matchesFilter evaluates a tree in memory with the case rules of each a
     primary: { type: 'boolean', caseExact: true },
     id: { type: 'string', caseExact: true },
   } as const;
-  const email: Record<string, string | boolean> = { value: 'BJensen@Example.com', type: 'work', primary: true, id: 'AbC' };
+  const email: Record<string, string | boolean> = {
+    value: 'BJensen@Example.com',
+    type: 'work',
+    primary: true,
+    id: 'AbC',
+  };
   const read = (attribute: string) => email[attribute];
   it.each<[string, boolean]>([
     ['type eq "WORK"', true],
@@ -333,14 +382,20 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
     for (const [i, [userName, externalId, active, emails]] of users.entries()) {
       await db.query(
         `INSERT INTO scim_users (id, team_id, user_name, external_id, active, emails) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [i === 0 ? member : `00000000-0000-4000-8000-00000000000${i}`, team, userName, externalId, active, emails],
+        [
+          i === 0 ? member : `00000000-0000-4000-8000-00000000000${i}`,
+          team,
+          userName,
+          externalId,
+          active,
+          emails,
+        ],
       );
     }
-    await db.query(`INSERT INTO scim_groups (id, team_id, display_name) VALUES ($1, $2, 'Group1'), ($3, $2, 'Other')`, [
-      group,
-      team,
-      '00000000-0000-4000-8000-0000000000a2',
-    ]);
+    await db.query(
+      `INSERT INTO scim_groups (id, team_id, display_name) VALUES ($1, $2, 'Group1'), ($3, $2, 'Other')`,
+      [group, team, '00000000-0000-4000-8000-0000000000a2'],
+    );
     await db.query(`INSERT INTO scim_group_members (group_id, user_id) VALUES ($1, $2)`, [group, member]);
   });
   afterAll(() => db?.close());
@@ -348,7 +403,7 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
   const users = async (filter: string) => {
     const { sql, params } = filterToSql(parseFilter(filter, userFilterAttributes), userFilterAttributes, 2);
     const { rows } = await db.query<{ user_name: string }>(
-      `SELECT user_name FROM scim_users WHERE team_id = $1 AND ${sql} ORDER BY user_name`,
+      `SELECT user_name FROM scim_users WHERE team_id = $1 AND ${sql} ORDER BY user_name COLLATE "C"`,
       [team, ...params],
     );
     return rows.map((row) => row.user_name);
@@ -359,7 +414,7 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
     ['userName co "%"', ['percent%user']],
     ['userName co "_"', ['under_score']],
     ['userName co "\\\\"', ['back\\slash']],
-    ['userName sw "B"', ['back\\slash', 'BJensen@Example.com']],
+    ['userName sw "B"', ['BJensen@Example.com', 'back\\slash']],
     ['userName sw "under_"', ['under_score']],
     ['emails.value co "WORK.example"', ['BJensen@Example.com']],
     ['emails.value eq "HOME@example.org"', ['back\\slash']],
@@ -380,7 +435,7 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
   ])('groups: %s', async (filter, expected) => {
     const { sql, params } = filterToSql(parseFilter(filter, groupFilterAttributes), groupFilterAttributes, 2);
     const { rows } = await db.query<{ display_name: string }>(
-      `SELECT display_name FROM scim_groups WHERE team_id = $1 AND ${sql} ORDER BY display_name`,
+      `SELECT display_name FROM scim_groups WHERE team_id = $1 AND ${sql} ORDER BY display_name COLLATE "C"`,
       [team, ...params],
     );
     expect(rows.map((row) => row.display_name)).toEqual(expected);
