@@ -6,8 +6,6 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import pino from 'pino';
 import { vi } from 'vitest';
 import type { Logger } from '@costgov/log';
