@@ -31,6 +31,8 @@ export async function startSystem(
     quietBootstrap?: boolean;
     openDb?: (service: string) => Promise<Db>;
     bus?: Bus;
+    /** Bind every gRPC server to a free loopback port instead of the configured addresses (tests). */
+    anyPorts?: boolean;
   } = {},
 ): Promise<RunningSystem> {
   const bus = options.bus ?? (await connectBus(config, logger));
@@ -40,16 +42,17 @@ export async function startSystem(
     bus,
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
-    grpcAddress: '127.0.0.1:0',
     env: options.env ?? process.env,
     openDb: options.openDb,
   };
+  // The configured addresses (default 127.0.0.1:5005x) let the CLI reach identity while `npm start` runs.
+  const at = (address: string) => ({ ...shared, grpcAddress: options.anyPorts ? '127.0.0.1:0' : address });
   const identity = await startService(
     identityModule({ onBootstrap: (result) => (bootstrap = result) }),
-    shared,
+    at(config.IDENTITY_ADDR),
   );
-  const budgets = await startService(budgetsModule(), shared);
-  const violations = await startService(violationsModule(), shared);
+  const budgets = await startService(budgetsModule(), at(config.BUDGETS_ADDR));
+  const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
   const services = [identity, budgets, violations];
   const gateway = await startGateway(
     {

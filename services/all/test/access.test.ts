@@ -75,6 +75,7 @@ beforeAll(async () => {
       OAUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
     },
     quietBootstrap: true,
+    anyPorts: true,
     openDb: (service) => freshDb(service),
     bus: await testBus(logger),
   });

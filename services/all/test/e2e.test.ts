@@ -159,11 +159,16 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
   let url = '';
 
   beforeAll(async () => {
-    const [port, metrics] = await Promise.all([freePort(), freePort()]);
+    const [port, metrics, identity, budgets, violations] = await Promise.all(
+      Array.from({ length: 5 }, freePort),
+    );
     proc = startProcess('all', 'services/all/src/main.ts', {
       DATA_DIR: dataDir,
       PORT: `${port}`,
       METRICS_PORT: `${metrics}`,
+      IDENTITY_ADDR: `127.0.0.1:${identity}`,
+      BUDGETS_ADDR: `127.0.0.1:${budgets}`,
+      VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
       GUARD_BOOTSTRAP_API_KEY: '',
     });
     url = `http://127.0.0.1:${port}`;

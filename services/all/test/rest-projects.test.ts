@@ -40,6 +40,7 @@ beforeAll(async () => {
   system = await startSystem(config, logger, {
     env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
     quietBootstrap: true,
+    anyPorts: true,
     openDb: (service) => freshDb(service),
     bus: await testBus(logger),
   });
