@@ -26,7 +26,7 @@ export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv
     output: () => output,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
         child.once('exit', () => {
           clearTimeout(timer);
@@ -56,4 +56,37 @@ export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_00
   throw new Error(
     `not ready within ${timeoutMs} ms:\n${procs.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`,
   );
+}
+
+/** A redis-server of the test's own, so it can be stopped and started without disturbing anyone else. */
+export function startRedis(port: number): Proc {
+  const proc = startProcessRaw('redis', 'redis-server', [
+    '--port',
+    `${port}`,
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
+  return proc;
+}
+
+function startProcessRaw(name: string, command: string, args: string[]): Proc {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return {
+    name,
+    child,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
 }

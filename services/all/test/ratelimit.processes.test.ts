@@ -1,0 +1,196 @@
+import { request, type ClientRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { identity } from '@costgov/contracts';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import { deleteStreams, eventually, freePort, realInfra, uniqueName } from '@costgov/testing';
+import { startProcess, startRedis, waitForReady, type Proc } from './processes';
+
+const bootstrapKey = 'cg_live_ratelimitprocessesbootstrap000000';
+const leaseTtlMs = 3_000;
+
+/**
+ * Two gateway processes on one Redis (a redis-server of this test's own): the budget is shared, slots
+ * of a killed gateway expire, and a stopped Redis degrades to per-process limits without failing requests.
+ */
+describe.runIf(realInfra)('rate limits across gateway processes on one Redis', () => {
+  const database = uniqueName('rl');
+  const namespace = uniqueName('rl');
+  const serverUrl = process.env.DATABASE_URL ?? '';
+  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+  const procs: Proc[] = [];
+  let redis: Proc;
+  let redisPort = 0;
+  let gatewayA: { url: string; proc: Proc };
+  let gatewayB: { url: string; proc: Proc; metrics: string };
+  let identityClient: RpcClient<typeof identity.IdentityService>;
+  let teamId = '';
+
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+
+  async function newKey(): Promise<string> {
+    return (
+      await identityClient.createApiKey({ name: 'rl', scopes: ['guard:read', 'guard:write'] }, { teamId })
+    ).secret;
+  }
+
+  const get = (url: string, key: string) =>
+    fetch(`${url}/v1/guard/projects?per_page=1`, { headers: { authorization: `Bearer ${key}` } });
+
+  /** A POST that sends half its body and waits: it holds a concurrency slot until destroyed. */
+  function hold(url: string, key: string): ClientRequest {
+    const { hostname, port } = new URL(url);
+    const req = request({
+      host: hostname,
+      port: Number(port),
+      method: 'POST',
+      path: '/v1/guard/projects',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': '100',
+      },
+    });
+    req.on('error', () => undefined);
+    req.write('{"name":');
+    return req;
+  }
+
+  beforeAll(async () => {
+    await admin(`CREATE DATABASE ${database}`);
+    const ports = await Promise.all(Array.from({ length: 12 }, freePort));
+    const [identityPort, budgetsPort, violationsPort, portA, portB, metricsB, ...metrics] = ports;
+    redisPort = metrics.pop()!;
+    redis = startRedis(redisPort);
+    const common = {
+      DATABASE_URL: databaseUrl(),
+      NATS_URL: process.env.NATS_URL,
+      EVENT_NAMESPACE: namespace,
+    };
+    procs.push(
+      startProcess('identity', 'services/identity/src/main.ts', {
+        ...common,
+        GRPC_PORT: `${identityPort}`,
+        METRICS_PORT: `${metrics[0]}`,
+        GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
+      }),
+      startProcess('budgets', 'services/budgets/src/main.ts', {
+        ...common,
+        GRPC_PORT: `${budgetsPort}`,
+        METRICS_PORT: `${metrics[1]}`,
+      }),
+      startProcess('violations', 'services/violations/src/main.ts', {
+        ...common,
+        GRPC_PORT: `${violationsPort}`,
+        METRICS_PORT: `${metrics[2]}`,
+      }),
+    );
+    const gateway = (name: string, port: number, metricsPort: number) =>
+      startProcess(name, 'services/gateway/src/main.ts', {
+        ...common,
+        LOG_LEVEL: 'info',
+        PORT: `${port}`,
+        METRICS_PORT: `${metricsPort}`,
+        IDENTITY_ADDR: `127.0.0.1:${identityPort}`,
+        BUDGETS_ADDR: `127.0.0.1:${budgetsPort}`,
+        VIOLATIONS_ADDR: `127.0.0.1:${violationsPort}`,
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        RATE_LIMIT_LEASE_TTL_MS: `${leaseTtlMs}`,
+        RATE_LIMIT_REDIS_TIMEOUT_MS: '250',
+      });
+    gatewayA = { url: `http://127.0.0.1:${portA}`, proc: gateway('gateway-a', portA!, metrics[3]!) };
+    gatewayB = {
+      url: `http://127.0.0.1:${portB}`,
+      proc: gateway('gateway-b', portB!, metricsB!),
+      metrics: `http://127.0.0.1:${metricsB}/metrics`,
+    };
+    procs.push(gatewayA.proc, gatewayB.proc);
+    await Promise.all([waitForReady(gatewayA.url, procs), waitForReady(gatewayB.url, procs)]);
+    identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
+    teamId = (await identityClient.listTeams({})).teams[0]!.id;
+  }, 180_000);
+
+  afterAll(async () => {
+    identityClient?.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await redis?.stop();
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
+  }, 60_000);
+
+  it('shares one token bucket between the two gateways', async () => {
+    const key = await newKey();
+    const started = Date.now();
+    let passed = 0;
+    for (let i = 0; i < 200; i++) {
+      const response = await get(i % 2 === 0 ? gatewayA.url : gatewayB.url, key);
+      if (response.status === 200) passed++;
+      else expect(response.status).toBe(429);
+    }
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 2);
+    // Two separate buckets would let all 200 through.
+    expect(passed).toBeGreaterThanOrEqual(120);
+    expect(passed).toBeLessThanOrEqual(120 + refilled + 1);
+  });
+
+  it('shares the 10 concurrency slots between the two gateways', async () => {
+    const key = await newKey();
+    const held = [
+      ...Array.from({ length: 5 }, () => hold(gatewayA.url, key)),
+      ...Array.from({ length: 5 }, () => hold(gatewayB.url, key)),
+    ];
+    await eventually(async () => ((await get(gatewayA.url, key)).status === 429 ? true : undefined));
+    expect((await get(gatewayB.url, key)).status).toBe(429);
+    held.pop()!.destroy(); // one of B's
+    await eventually(async () => ((await get(gatewayA.url, key)).status === 200 ? true : undefined));
+    for (const req of held) req.destroy();
+  });
+
+  it('keeps serving from per-process limits while Redis is down, logs and counts it once, and goes back when it returns', async () => {
+    const key = await newKey();
+    expect((await get(gatewayB.url, key)).status).toBe(200);
+    await redis.stop();
+    const latencies: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = Date.now();
+      expect((await get(gatewayB.url, key)).status).toBe(200);
+      latencies.push(Date.now() - started);
+    }
+    latencies.sort((a, b) => a - b);
+    expect(latencies[10]).toBeLessThan(250);
+    const metrics = await (await fetch(gatewayB.metrics)).text();
+    expect(metrics).toMatch(/^ratelimit_fallback_active 1$/m);
+    expect(Number(metrics.match(/^ratelimit_fallback_total\{[^}]*\} (\d+)$/m)?.[1])).toBeGreaterThanOrEqual(
+      20,
+    );
+    expect(gatewayB.proc.output().match(/falling back to per-process limits/g)).toHaveLength(1);
+
+    redis = startRedis(redisPort);
+    await eventually(async () => {
+      await get(gatewayB.url, key);
+      const text = await (await fetch(gatewayB.metrics)).text();
+      return /^ratelimit_fallback_active 0$/m.test(text) ? true : undefined;
+    }, 20_000);
+    expect(gatewayB.proc.output()).toContain('rate limiter back on Redis');
+  });
+
+  it('frees the slots of a gateway killed with requests in flight once their leases expire', async () => {
+    const key = await newKey();
+    const held = Array.from({ length: 10 }, () => hold(gatewayA.url, key));
+    await eventually(async () => ((await get(gatewayB.url, key)).status === 429 ? true : undefined));
+    const killedAt = Date.now();
+    gatewayA.proc.child.kill('SIGKILL');
+    for (const req of held) req.destroy();
+    expect((await get(gatewayB.url, key)).status).toBe(429);
+    await eventually(
+      async () => ((await get(gatewayB.url, key)).status === 200 ? true : undefined),
+      leaseTtlMs + 10_000,
+    );
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(leaseTtlMs - 500);
+  }, 30_000);
+});
