@@ -390,8 +390,37 @@ function applyUserValueObject(work: UserWork, operation: PatchOperation, value: 
   }
 }
 
+/**
+ * RFC 7643 core User attributes this service does not store. Identity providers send them by default
+ * (Entra maps title, preferredLanguage, phoneNumbers and addresses), so they are accepted and dropped
+ * rather than failing the provisioning of the user.
+ */
+export const ignoredUserAttributes = new Set([
+  'nickname',
+  'profileurl',
+  'title',
+  'usertype',
+  'preferredlanguage',
+  'locale',
+  'timezone',
+  'phonenumbers',
+  'ims',
+  'photos',
+  'addresses',
+  'entitlements',
+  'roles',
+  'x509certificates',
+]);
+
+const leadingAttribute = (path: string) =>
+  path
+    .replace(new RegExp(`^${coreUserSchema.replace(/[.]/g, '\\.')}:`, 'i'), '')
+    .split(/[.[]/)[0]!
+    .toLowerCase();
+
 function applyUserPath(work: UserWork, operation: PatchOperation, path: string, value: unknown): void {
   const { op, where } = operation;
+  if (ignoredUserAttributes.has(leadingAttribute(path))) return;
   const parsed = parsePath(path, where, userSchemas, (attribute) =>
     attribute === 'emails' ? emailFilterAttributes : undefined,
   );
