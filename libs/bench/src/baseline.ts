@@ -79,7 +79,6 @@ app.get('/v1/guard/projects/:id', async (req, res) => {
         approvers: rules.approvers,
       },
     },
-    meta: {},
   });
 });
 

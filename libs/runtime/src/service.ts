@@ -31,6 +31,8 @@ export interface ServiceContext {
   newId: IdGenerator;
   now: () => Date;
   env: NodeJS.ProcessEnv;
+  /** Folder for the service's files on the embedded default (`memory` in tests: keep nothing on disk). */
+  dataDir: string;
   /** Starts an idempotent consumer (inbox in this service's database) that stops with the service. */
   consume(options: EventHandlerOptions): Promise<void>;
 }
@@ -84,6 +86,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
     newId,
     now: options.now ?? (() => new Date()),
     env: options.env ?? process.env,
+    dataDir: options.dataDir,
     async consume({ durable, types, handler }) {
       consumers.push(await consumeWithInbox({ db, bus: options.bus, durable, types, handler, logger }));
     },

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { budgets } from '@costgov/contracts';
+import type { budgets, scim } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
@@ -10,11 +10,15 @@ import { errorHandler, notFound } from './http/errors';
 import { rateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { projectRoutes } from './routes/projects';
+import { scimRoutes } from './routes/scim';
 
 export interface GatewayDeps {
   logger: Logger;
   openapi: Record<string, unknown>;
   projects: RpcClient<typeof budgets.ProjectsService>;
+  scim: RpcClient<typeof scim.ScimService>;
+  /** The public base URL (e.g. https://api.example.com) for SCIM locations; else taken from the request. */
+  publicBaseUrl?: string;
   /** Whether each backend is serving, reported by /readyz. */
   backendsReady: () => Promise<Record<string, boolean>>;
   /** True once a graceful stop has begun: /readyz then fails so load balancers drain this replica. */
@@ -76,6 +80,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
     }),
   );
   app.use('/v1/guard/projects', projectRoutes(deps.projects));
+  app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -7,6 +7,8 @@ export const gatewayConfig = baseConfig.extend({
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
   BUDGETS_ADDR: z.string().default('127.0.0.1:50052'),
   VIOLATIONS_ADDR: z.string().default('127.0.0.1:50053'),
+  /** Public base URL of the API (https://api.example.com); SCIM locations are built from it when set. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
   /** Upper bound on how long an authentication answer is cached; identity may ask for less. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
   /** `off` disables rate limiting (benchmarks); anything else leaves it on. */

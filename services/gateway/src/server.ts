@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Bus, Consumer } from '@costgov/bus';
-import { budgets, identity } from '@costgov/contracts';
+import { budgets, identity, scim } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import { checkHealth, createRpcClient } from '@costgov/rpc';
 import { createGatewayApp } from './app';
@@ -27,6 +27,7 @@ export async function startGateway(
   const rpcOptions = { deadlineMs: config.RPC_DEADLINE_MS };
   const identityClient = createRpcClient(identity.IdentityService, config.IDENTITY_ADDR, rpcOptions);
   const projectsClient = createRpcClient(budgets.ProjectsService, config.BUDGETS_ADDR, rpcOptions);
+  const scimClient = createRpcClient(scim.ScimService, config.IDENTITY_ADDR, rpcOptions);
   const backends = {
     identity: config.IDENTITY_ADDR,
     budgets: config.BUDGETS_ADDR,
@@ -41,6 +42,8 @@ export async function startGateway(
     logger,
     openapi: loadOpenApiDocument(),
     projects: projectsClient,
+    scim: scimClient,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
     auth,
     limiter,
     draining: () => draining,
@@ -74,6 +77,7 @@ export async function startGateway(
       await limiter.close();
       identityClient.close();
       projectsClient.close();
+      scimClient.close();
       logger.info('gateway stopped');
     },
   };

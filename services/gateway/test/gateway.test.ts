@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
-import { budgets, identity } from '@costgov/contracts';
+import { budgets, identity, scim } from '@costgov/contracts';
 import { UnauthenticatedError } from '@costgov/errors';
 import { createLogger } from '@costgov/log';
 import { createRpcClient } from '@costgov/rpc';
@@ -47,6 +47,7 @@ beforeAll(async () => {
     auth: authenticator({ identityClient: identityStandIn as never, maxTtlMs: 30_000 }),
     limiter: createMemoryLimiter(),
     projects: createRpcClient(budgets.ProjectsService, `127.0.0.1:${deadPort}`, { deadlineMs: 1000 }),
+    scim: createRpcClient(scim.ScimService, `127.0.0.1:${deadPort}`, { deadlineMs: 1000 }),
     backendsReady: async () => ({ budgets: false }),
     draining: () => false,
   });

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { identity } from '@costgov/contracts';
+import { identity, scim } from '@costgov/contracts';
+import { newUuid } from '@costgov/ids';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { bootstrap, type BootstrapResult } from './bootstrap';
@@ -7,19 +8,27 @@ import { authenticator } from './auth/authenticate';
 import { oauthConfigFrom, oauthVerifier } from './auth/oauth';
 import { apiKeysFactory } from './keys/keys';
 import { scimTokensFactory } from './keys/scim-tokens';
+import { createMailer, type Mailer } from './mail/mailer';
+import { welcomeMailHandler } from './mail/welcome-consumer';
 import { identityRpc } from './rpc';
+import { discover } from './scim/discovery';
+import { scimGroupsFactory } from './scim/groups';
+import { scimRpc } from './scim/rpc';
+import { scimUsersFactory } from './scim/users';
 import { teamsFactory } from './teams/teams';
 
 export interface IdentityOptions {
   /** Told once, on the first start of an empty database, what was bootstrapped. */
   onBootstrap?: (result: BootstrapResult) => void;
+  /** Where welcome e-mails go; by default SMTP_URL, else .eml files under DATA_DIR/mail. */
+  mailer?: Mailer;
 }
 
 export function identityModule(options: IdentityOptions = {}): ServiceModule {
   return {
     name: 'identity',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, newId, now, env, logger, outbox }) {
+    async start({ db, rpc, newId, now, env, logger, outbox, consume, dataDir }) {
       const teams = teamsFactory({ db, newId });
       const apiKeys = apiKeysFactory({ db, newId, now, outbox });
       const scimTokens = scimTokensFactory({ db, newId, now, outbox });
@@ -28,6 +37,24 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
       if (!oauth) logger.info('OAUTH_ISSUER / OAUTH_AUDIENCE not set: OAuth bearer tokens are not accepted');
       const authenticate = authenticator({ apiKeys, scimTokens, oauth });
       rpc.add(identity.IdentityService, identityRpc({ teams, apiKeys, scimTokens, authenticate }));
+
+      const users = scimUsersFactory({ db, outbox, newUuid, now });
+      const groups = scimGroupsFactory({ db, outbox, newUuid, now });
+      rpc.add(scim.ScimService, scimRpc({ db, users, groups, discover }));
+
+      const mailer =
+        options.mailer ??
+        createMailer({
+          smtpUrl: env.SMTP_URL || undefined,
+          dataDir,
+          from: env.MAIL_FROM || 'Cost Governance <no-reply@costgov.local>',
+          logger,
+        });
+      await consume({
+        durable: 'identity_welcome_email',
+        types: ['identity.user.created'],
+        handler: welcomeMailHandler(mailer, logger),
+      });
       const result = await bootstrap({ db, teams, apiKeys }, env.GUARD_BOOTSTRAP_API_KEY || undefined);
       if (result) {
         logger.info(
@@ -36,6 +63,7 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
         );
         (options.onBootstrap ?? printBootstrap)(result);
       }
+      return async () => mailer.close();
     },
   };
 }

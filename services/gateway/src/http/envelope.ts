@@ -44,8 +44,8 @@ export function sendDomainError(
   status?: number,
 ): void {
   if (error.meta.retryAfterSeconds) res.setHeader('Retry-After', error.meta.retryAfterSeconds);
-  if (isScimRequest(req)) {
-    return sendScimError(res, status ?? httpStatusOf[error.code], error.message, error.meta.scimType);
-  }
-  sendError(res, error.code, error.message, error.details, status);
+  // A service may name the exact HTTP status (SCIM's 412, say) where the code alone is coarser.
+  const answer = status ?? (error.meta.status ? Number(error.meta.status) : httpStatusOf[error.code]);
+  if (isScimRequest(req)) return sendScimError(res, answer, error.message, error.meta.scimType);
+  sendError(res, error.code, error.message, error.details, answer);
 }

@@ -10,7 +10,8 @@ const fail = (
   message: string,
   details: FieldViolation[] = [],
   status?: number,
-) => sendDomainError(req, res, { code, message, details, meta: {} }, status);
+  meta: Record<string, string> = {},
+) => sendDomainError(req, res, { code, message, details, meta }, status);
 
 export const notFound: RequestHandler = (req, res) => {
   fail(req, res, 'not_found', `No route for ${req.method} ${req.path}.`);
@@ -51,7 +52,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return sendDomainError(req, res, error);
     }
     const type = (error as { type?: string }).type;
-    if (type === 'entity.parse.failed') return fail(req, res, 'bad_request', 'The body is not valid JSON.');
+    if (type === 'entity.parse.failed') {
+      return fail(req, res, 'bad_request', 'The body is not valid JSON.', [], 400, {
+        scimType: 'invalidSyntax',
+      });
+    }
     if (type === 'entity.too.large')
       return fail(req, res, 'bad_request', 'The body is larger than the 1 MiB limit.', [], 413);
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {

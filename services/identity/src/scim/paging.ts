@@ -1,0 +1,43 @@
+import type { Queryable } from '@costgov/db';
+
+export interface ListInput {
+  filter?: string;
+  /** 1-based; values below 1 are read as 1 (RFC 7644 section 3.4.2.4). */
+  startIndex?: number;
+  /** Values above 100 are clamped to 100, below 0 to 0; 0 returns only the total. */
+  count?: number;
+}
+
+export const defaultCount = 25;
+export const maxCount = 100;
+
+export interface ListPage {
+  totalResults: number;
+  startIndex: number;
+  itemsPerPage: number;
+  Resources: Array<Record<string, unknown>>;
+}
+
+/** One page of a SCIM list, in a stable order (by creation), with the total count. */
+export async function listPage<Row>(
+  db: Queryable,
+  input: ListInput,
+  from: string,
+  params: unknown[],
+  render: (rows: Row[]) => Promise<Array<Record<string, unknown>>>,
+): Promise<ListPage> {
+  const startIndex = Math.max(1, Math.trunc(input.startIndex ?? 1) || 1);
+  const count = Math.min(maxCount, Math.max(0, Math.trunc(input.count ?? defaultCount)));
+  const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params);
+  const rows =
+    count === 0
+      ? []
+      : (
+          await db.query<Row>(
+            `SELECT * ${from} ORDER BY created_at, id LIMIT ${count} OFFSET ${startIndex - 1}`,
+            params,
+          )
+        ).rows;
+  const resources = await render(rows);
+  return { totalResults: total.rows[0]!.n, startIndex, itemsPerPage: resources.length, Resources: resources };
+}

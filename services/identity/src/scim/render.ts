@@ -1,0 +1,120 @@
+import { coreGroupSchema, coreUserSchema, enterpriseUserSchema, type GroupDoc, type UserDoc } from './patch';
+
+export interface Projection {
+  attributes: string[];
+  excludedAttributes: string[];
+}
+
+export interface ResourceMeta {
+  id: string;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const etagOf = (version: number): string => `W/"${version}"`;
+
+const meta = (resourceType: 'User' | 'Group', resource: ResourceMeta, baseUrl: string) => ({
+  resourceType,
+  created: resource.createdAt.toISOString(),
+  lastModified: resource.updatedAt.toISOString(),
+  location: `${baseUrl}/${resourceType}s/${resource.id}`,
+  version: etagOf(resource.version),
+});
+
+export function userResource(
+  user: UserDoc & ResourceMeta,
+  groups: Array<{ id: string; displayName: string }>,
+  baseUrl: string,
+): Record<string, unknown> {
+  const hasEnterprise = Object.keys(user.enterprise).length > 0;
+  return {
+    schemas: hasEnterprise ? [coreUserSchema, enterpriseUserSchema] : [coreUserSchema],
+    id: user.id,
+    ...(user.externalId !== undefined ? { externalId: user.externalId } : {}),
+    userName: user.userName,
+    name: user.name,
+    ...(user.displayName !== undefined ? { displayName: user.displayName } : {}),
+    emails: user.emails,
+    active: user.active,
+    groups: groups.map((g) => ({
+      value: g.id,
+      display: g.displayName,
+      $ref: `${baseUrl}/Groups/${g.id}`,
+      type: 'direct',
+    })),
+    ...(hasEnterprise ? { [enterpriseUserSchema]: user.enterprise } : {}),
+    meta: meta('User', user, baseUrl),
+  };
+}
+
+export function groupResource(
+  group: GroupDoc & ResourceMeta,
+  members: Array<{ id: string; userName: string }>,
+  baseUrl: string,
+): Record<string, unknown> {
+  return {
+    schemas: [coreGroupSchema],
+    id: group.id,
+    ...(group.externalId !== undefined ? { externalId: group.externalId } : {}),
+    displayName: group.displayName,
+    members: members.map((m) => ({
+      value: m.id,
+      display: m.userName,
+      $ref: `${baseUrl}/Users/${m.id}`,
+      type: 'User',
+    })),
+    meta: meta('Group', group, baseUrl),
+  };
+}
+
+/** Attributes returned whatever the request asks (RFC 7643 `returned: always`). */
+const alwaysReturned = new Set(['id', 'schemas']);
+
+const pathOf = (attribute: string) =>
+  attribute
+    .replace(/^urn:ietf:params:scim:schemas:core:2\.0:(User|Group):/i, '')
+    .toLowerCase()
+    .split('.');
+
+/**
+ * Applies `attributes` / `excludedAttributes` (RFC 7644 section 3.9) to a rendered resource: top-level
+ * attributes and one level of sub-attributes (`name.givenName`), matched without regard to case.
+ */
+export function project(
+  resource: Record<string, unknown>,
+  projection: Projection | undefined,
+): Record<string, unknown> {
+  if (!projection) return resource;
+  const include = projection.attributes.map(pathOf);
+  const exclude = projection.excludedAttributes.map(pathOf);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(resource)) {
+    const name = key.toLowerCase();
+    if (alwaysReturned.has(name)) {
+      out[key] = value;
+      continue;
+    }
+    if (include.length > 0) {
+      const wanted = include.filter(([head]) => head === name);
+      if (wanted.length === 0) continue;
+      const subs = wanted.map((path) => path[1]).filter((s): s is string => s !== undefined);
+      out[key] =
+        subs.length > 0 && wanted.every((path) => path.length > 1) && isRecord(value)
+          ? Object.fromEntries(Object.entries(value).filter(([sub]) => subs.includes(sub.toLowerCase())))
+          : value;
+      continue;
+    }
+    const dropped = exclude.filter(([head]) => head === name);
+    if (dropped.some((path) => path.length === 1)) continue;
+    const subs = dropped.map((path) => path[1]!);
+    out[key] =
+      subs.length > 0 && isRecord(value)
+        ? Object.fromEntries(Object.entries(value).filter(([sub]) => !subs.includes(sub.toLowerCase())))
+        : value;
+  }
+  return out;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
