@@ -1,0 +1,108 @@
+import type { Command } from 'commander';
+import { wholeNumber } from '../arguments';
+import { time, type Field } from '../output';
+import type { Act } from '../program';
+import { teamView, type LimitsView, type TeamView } from '../views';
+
+const limits = ({ requestsPerMinute, concurrentRequests }: LimitsView) =>
+  `${requestsPerMinute} requests/min, ${concurrentRequests} in flight`;
+
+export const teamFields: readonly Field<TeamView>[] = [
+  ['id', (team) => team.id],
+  ['name', (team) => team.name],
+  ['plan', (team) => team.plan],
+  ['default role', (team) => team.defaultRole],
+  ['scan credits', (team) => String(team.scanCredits)],
+  ['api limits', (team) => limits(team.apiLimits)],
+  ['scim limits', (team) => limits(team.scimLimits)],
+  ['created', (team) => time(team.createdAt)],
+];
+
+const teamColumns: readonly Field<TeamView>[] = [
+  ['id', (team) => team.id],
+  ['name', (team) => team.name],
+  ['plan', (team) => team.plan],
+  ['credits', (team) => String(team.scanCredits)],
+  ['created', (team) => time(team.createdAt)],
+];
+
+/** The proto's RequestLimits are int32. */
+const limit = wholeNumber(2 ** 31 - 1);
+
+interface LimitOptions {
+  apiRpm?: number;
+  apiConcurrency?: number;
+  scimRpm?: number;
+  scimConcurrency?: number;
+}
+
+export function registerTeams(program: Command, act: Act): void {
+  const teams = program.command('teams').description('create, list and configure teams');
+
+  teams
+    .command('create')
+    .description('create a team')
+    .argument('<name>', 'unique name of the team')
+    .option('--plan <plan>', 'free, team or enterprise', 'team')
+    .action(
+      act(async ({ identity, output }, name: string, options: { plan: string }) => {
+        const team = teamView(await identity.createTeam({ name, plan: options.plan }));
+        output.show(team, teamFields, (t) => t.id);
+      }),
+    );
+
+  teams
+    .command('list')
+    .description('list all teams')
+    .action(
+      act(async ({ identity, output }) => {
+        const { teams: list } = await identity.listTeams({});
+        output.list(list.map(teamView), teamColumns, (t) => t.id, 'No teams.');
+      }),
+    );
+
+  teams
+    .command('show')
+    .description('show a team, its plan, credits and request limits')
+    .argument('<team-id>')
+    .action(
+      act(async ({ identity, output }, id: string) => {
+        output.show(teamView(await identity.getTeam({ id })), teamFields, (t) => t.id);
+      }),
+    );
+
+  teams
+    .command('limits')
+    .description(
+      "set a team's request limits; options not given keep their current value, 0 restores the default",
+    )
+    .argument('<team-id>')
+    .option('--api-rpm <n>', 'Guard API requests per minute per credential', limit)
+    .option('--api-concurrency <n>', 'Guard API requests in flight per credential', limit)
+    .option('--scim-rpm <n>', 'SCIM requests per minute per token', limit)
+    .option('--scim-concurrency <n>', 'SCIM requests in flight per token', limit)
+    .action(
+      act(async ({ identity, output }, teamId: string, options: LimitOptions, command: Command) => {
+        if (Object.values(options).every((value) => value === undefined)) {
+          command.error(
+            'error: give at least one of --api-rpm, --api-concurrency, --scim-rpm, --scim-concurrency',
+            { exitCode: 2, code: 'costgov.noLimits' },
+          );
+        }
+        // SetTeamLimits sets all four values (0 = default), so the ones not given are carried over.
+        const current = teamView(await identity.getTeam({ id: teamId }));
+        const team = await identity.setTeamLimits({
+          teamId,
+          apiLimits: {
+            requestsPerMinute: options.apiRpm ?? current.apiLimits.requestsPerMinute,
+            concurrentRequests: options.apiConcurrency ?? current.apiLimits.concurrentRequests,
+          },
+          scimLimits: {
+            requestsPerMinute: options.scimRpm ?? current.scimLimits.requestsPerMinute,
+            concurrentRequests: options.scimConcurrency ?? current.scimLimits.concurrentRequests,
+          },
+        });
+        output.show(teamView(team), teamFields, (t) => t.id);
+      }),
+    );
+}

@@ -1,0 +1,2 @@
+export { run, exitCodes, defaultIdentityAddress } from './program';
+export type { Io, Writer } from './output';
