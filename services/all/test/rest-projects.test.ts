@@ -251,7 +251,7 @@ describe('REST /v1/guard/projects through the gateway', () => {
       const made = await call('GET', '/v1/guard/projects', {
         headers: { 'x-request-id': 'bad id with spaces' },
       });
-      expect(made.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
+      expect(made.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
     });
 
     it('serves health, readiness and the OpenAPI document without a credential', async () => {

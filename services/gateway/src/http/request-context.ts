@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { withLogContext } from '@costgov/log';
 
@@ -14,7 +14,7 @@ declare module 'express-serve-static-core' {
 export const requestContext: RequestHandler = (req, res, next) => {
   const incoming = req.get('x-request-id');
   req.requestId =
-    incoming && acceptableId.test(incoming) ? incoming : `req_${randomBytes(12).toString('hex')}`;
+    incoming && acceptableId.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
   res.setHeader('X-Request-Id', req.requestId);
   withLogContext({ requestId: req.requestId }, next);
 };
