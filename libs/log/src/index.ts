@@ -17,12 +17,17 @@ export function withLogContext<T>(context: LogContext, fn: () => T): T {
 }
 
 /** A JSON logger whose lines carry the active trace and span ids and the request id. */
-export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+export function createLogger(
+  service: string,
+  level: string = process.env.LOG_LEVEL ?? 'info',
+  destination?: pino.DestinationStream,
+): Logger {
+  const options: pino.LoggerOptions = {
     name: service,
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { err: errorFields },
     formatters: { level: (label) => ({ level: label }) },
     mixin() {
       const fields: Record<string, string> = {};
@@ -36,5 +41,21 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
       }
       return fields;
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * What a log line keeps of an error: its kind, message, code and stack. Database and client errors carry
+ * more (query parameters, row values, connection strings) that must not reach the logs.
+ */
+export function errorFields(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const { code } = error as { code?: unknown };
+  return {
+    type: error.name,
+    message: error.message,
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    stack: error.stack,
+  };
 }

@@ -253,3 +253,14 @@ describe('OAuth tokens', () => {
     expect(principal?.userId).toBe(theirs);
   });
 });
+
+describe('credentials of a team that does not exist', () => {
+  it('answer not found rather than a database error', async () => {
+    await expect(
+      client.createApiKey({ name: 'x', scopes: ['guard:read'] }, { teamId: 'team_nope' }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.createScimToken({ name: 'x' }, { teamId: 'team_nope' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+  });
+});

@@ -79,3 +79,13 @@ export function credentialTable<Row extends CredentialRow>(
 
   return { revoke, authenticate };
 }
+
+/** Runs an insert of a team's credential; a team that does not exist is NotFoundError, not a database error. */
+export async function teamMustExist<T>(teamId: string, insert: () => Promise<T>): Promise<T> {
+  try {
+    return await insert();
+  } catch (error) {
+    if ((error as { code?: string }).code === '23503') throw new NotFoundError('Team', teamId);
+    throw error;
+  }
+}

@@ -3,7 +3,7 @@ import { Violations } from '@costgov/errors';
 import type { IdGenerator } from '@costgov/ids';
 import type { Outbox } from '@costgov/runtime';
 import { apiLimitsOf, authCacheTtlSeconds, type Principal } from '../auth/principal';
-import { credentialTable, type CredentialRow } from './credential-table';
+import { credentialTable, teamMustExist, type CredentialRow } from './credential-table';
 import { apiKeyPrefix, displayPrefix, hashSecret, newSecret } from './secrets';
 
 export const scopes = ['guard:read', 'guard:write', 'scans:write'] as const;
@@ -78,18 +78,20 @@ export function apiKeysFactory({
     violations.throwIfAny();
 
     const secret = input.secret ?? newSecret(apiKeyPrefix);
-    const { rows } = await tx.query<ApiKeyRow>(
-      `INSERT INTO api_keys (id, team_id, name, scopes, secret_hash, prefix, expires_at)
+    const { rows } = await teamMustExist(teamId, () =>
+      tx.query<ApiKeyRow>(
+        `INSERT INTO api_keys (id, team_id, name, scopes, secret_hash, prefix, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [
-        newId('apiKey'),
-        teamId,
-        name,
-        [...new Set(input.scopes)],
-        hashSecret(secret),
-        displayPrefix(secret),
-        input.expiresAt ?? null,
-      ],
+        [
+          newId('apiKey'),
+          teamId,
+          name,
+          [...new Set(input.scopes)],
+          hashSecret(secret),
+          displayPrefix(secret),
+          input.expiresAt ?? null,
+        ],
+      ),
     );
     return { key: toApiKey(rows[0]!), secret };
   }

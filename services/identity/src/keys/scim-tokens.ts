@@ -3,7 +3,7 @@ import { Violations } from '@costgov/errors';
 import type { IdGenerator } from '@costgov/ids';
 import type { Outbox } from '@costgov/runtime';
 import { authCacheTtlSeconds, scimLimitsOf, type Principal } from '../auth/principal';
-import { credentialTable, type CredentialRow } from './credential-table';
+import { credentialTable, teamMustExist, type CredentialRow } from './credential-table';
 import { displayPrefix, hashSecret, newSecret, scimTokenPrefix } from './secrets';
 
 export interface ScimToken {
@@ -51,9 +51,11 @@ export function scimTokensFactory({
       .check(name.length >= 1 && name.length <= 100, 'name', 'must be 1 to 100 characters')
       .throwIfAny();
     const secret = input.secret ?? newSecret(scimTokenPrefix);
-    const { rows } = await db.query<CredentialRow>(
-      `INSERT INTO scim_tokens (id, team_id, name, secret_hash, prefix) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
-      [newId('scimToken'), teamId, name, hashSecret(secret), displayPrefix(secret)],
+    const { rows } = await teamMustExist(teamId, () =>
+      db.query<CredentialRow>(
+        `INSERT INTO scim_tokens (id, team_id, name, secret_hash, prefix) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+        [newId('scimToken'), teamId, name, hashSecret(secret), displayPrefix(secret)],
+      ),
     );
     return { token: toScimToken(rows[0]!), secret };
   }
