@@ -6,7 +6,7 @@ import { ScimError } from './errors';
 import { filterToSql, groupFilterAttributes, parseFilter } from './filter';
 import { listPage, type ListInput, type ListPage } from './paging';
 import { applyGroupPatch, type GroupDoc } from './patch';
-import { etagOf, groupResource, type ResourceMeta } from './render';
+import { checkIfMatch, groupResource, type ResourceMeta } from './render';
 import { checkGroup, readGroupResource } from './resources';
 
 interface GroupRow {
@@ -164,16 +164,6 @@ export function scimGroupsFactory({
     return groupResource(group, (await membersOf(db, [group.id])).get(group.id) ?? [], baseUrl);
   }
 
-  function checkVersion(current: StoredGroup, ifMatch: string | undefined): void {
-    if (ifMatch && ifMatch !== '*' && ifMatch !== etagOf(current.version)) {
-      throw new ScimError(
-        412,
-        undefined,
-        `The group has changed (version ${etagOf(current.version)}, If-Match ${ifMatch}).`,
-      );
-    }
-  }
-
   async function createGroup(teamId: string, body: unknown, baseUrl: string) {
     const doc = readGroupResource(body);
     return render(await db.transaction((tx) => save(tx, teamId, newUuid(), doc, undefined)), baseUrl);
@@ -220,7 +210,7 @@ export function scimGroupsFactory({
     const doc = readGroupResource(body);
     const group = await db.transaction(async (tx) => {
       const current = await find(tx, teamId, id, true);
-      checkVersion(current, ifMatch);
+      checkIfMatch('group', current.version, ifMatch);
       return save(tx, teamId, id, doc, current);
     });
     return render(group, baseUrl);
@@ -229,7 +219,7 @@ export function scimGroupsFactory({
   async function patchGroup(teamId: string, id: string, body: unknown, baseUrl: string, ifMatch?: string) {
     const group = await db.transaction(async (tx) => {
       const current = await find(tx, teamId, id, true);
-      checkVersion(current, ifMatch);
+      checkIfMatch('group', current.version, ifMatch);
       const next = applyGroupPatch(current, body);
       checkGroup(next);
       return save(tx, teamId, id, next, current);

@@ -1,3 +1,4 @@
+import { ScimError } from './errors';
 import { coreGroupSchema, coreUserSchema, enterpriseUserSchema, type GroupDoc, type UserDoc } from './patch';
 
 export interface Projection {
@@ -13,6 +14,21 @@ export interface ResourceMeta {
 }
 
 export const etagOf = (version: number): string => `W/"${version}"`;
+
+/** If-Match of a PUT or PATCH: the write applies only to the version the client last saw. */
+export function checkIfMatch(
+  resourceType: 'user' | 'group',
+  version: number,
+  ifMatch: string | undefined,
+): void {
+  if (ifMatch && ifMatch !== '*' && ifMatch !== etagOf(version)) {
+    throw new ScimError(
+      412,
+      undefined,
+      `The ${resourceType} has changed (version ${etagOf(version)}, If-Match ${ifMatch}).`,
+    );
+  }
+}
 
 const meta = (resourceType: 'User' | 'Group', resource: ResourceMeta, baseUrl: string) => ({
   resourceType,

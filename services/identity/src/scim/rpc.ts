@@ -6,7 +6,7 @@ import type { CallContext, ServiceImpl } from '@costgov/rpc';
 import { ScimError } from './errors';
 import type { ScimGroups } from './groups';
 import type { ListPage } from './paging';
-import { etagOf, project, type Projection } from './render';
+import { project, type Projection } from './render';
 import type { ScimUsers } from './users';
 
 const listResponseSchema = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -98,107 +98,115 @@ export function scimRpc({
     count: r.count < 0 ? undefined : r.count,
   });
 
+  /** The six operations of one resource type, the same for users and groups. */
+  interface Store {
+    create(teamId: string, body: unknown, baseUrl: string): Promise<Record<string, unknown>>;
+    get(teamId: string, id: string, baseUrl: string): Promise<Record<string, unknown>>;
+    list(teamId: string, input: ReturnType<typeof listInput>, baseUrl: string): Promise<ListPage>;
+    replace(
+      teamId: string,
+      id: string,
+      body: unknown,
+      baseUrl: string,
+      ifMatch?: string,
+    ): Promise<Record<string, unknown>>;
+    patch(
+      teamId: string,
+      id: string,
+      body: unknown,
+      baseUrl: string,
+      ifMatch?: string,
+    ): Promise<Record<string, unknown>>;
+    remove(teamId: string, id: string): Promise<unknown>;
+  }
+
+  function handlers(store: Store) {
+    return {
+      create: (r: scim.ScimWriteRequest, ctx: CallContext) =>
+        scimCall(async () =>
+          resourceReply(
+            await store.create(await enterpriseTeam(ctx), json(r.body), r.baseUrl),
+            projectionOf(r.projection),
+          ),
+        ),
+      get: (r: scim.ScimGetRequest, ctx: CallContext) =>
+        scimCall(async () =>
+          resourceReply(
+            await store.get(await enterpriseTeam(ctx), r.id, r.baseUrl),
+            projectionOf(r.projection),
+          ),
+        ),
+      list: (r: scim.ScimListRequest, ctx: CallContext) =>
+        scimCall(async () =>
+          listReply(
+            await store.list(await enterpriseTeam(ctx), listInput(r), r.baseUrl),
+            projectionOf(r.projection),
+          ),
+        ),
+      replace: (r: scim.ScimWriteRequest, ctx: CallContext) =>
+        scimCall(async () =>
+          resourceReply(
+            await store.replace(
+              await enterpriseTeam(ctx),
+              r.id,
+              json(r.body),
+              r.baseUrl,
+              r.ifMatch || undefined,
+            ),
+            projectionOf(r.projection),
+          ),
+        ),
+      patch: (r: scim.ScimWriteRequest, ctx: CallContext) =>
+        scimCall(async () =>
+          resourceReply(
+            await store.patch(
+              await enterpriseTeam(ctx),
+              r.id,
+              json(r.body),
+              r.baseUrl,
+              r.ifMatch || undefined,
+            ),
+            projectionOf(r.projection),
+          ),
+        ),
+      remove: (r: scim.ScimGetRequest, ctx: CallContext) =>
+        scimCall(async () => {
+          await store.remove(await enterpriseTeam(ctx), r.id);
+          return {};
+        }),
+    };
+  }
+
+  const user = handlers({
+    create: users.createUser,
+    get: users.getUser,
+    list: users.listUsers,
+    replace: users.replaceUser,
+    patch: users.patchUser,
+    remove: users.deleteUser,
+  });
+  const group = handlers({
+    create: groups.createGroup,
+    get: groups.getGroup,
+    list: groups.listGroups,
+    replace: groups.replaceGroup,
+    patch: groups.patchGroup,
+    remove: groups.deleteGroup,
+  });
+
   return {
-    createUser: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await users.createUser(await enterpriseTeam(ctx), json(r.body), r.baseUrl),
-          projectionOf(r.projection),
-        ),
-      ),
-    getUser: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await users.getUser(await enterpriseTeam(ctx), r.id, r.baseUrl),
-          projectionOf(r.projection),
-        ),
-      ),
-    listUsers: (r, ctx) =>
-      scimCall(async () =>
-        listReply(
-          await users.listUsers(await enterpriseTeam(ctx), listInput(r), r.baseUrl),
-          projectionOf(r.projection),
-        ),
-      ),
-    replaceUser: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await users.replaceUser(
-            await enterpriseTeam(ctx),
-            r.id,
-            json(r.body),
-            r.baseUrl,
-            r.ifMatch || undefined,
-          ),
-          projectionOf(r.projection),
-        ),
-      ),
-    patchUser: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await users.patchUser(
-            await enterpriseTeam(ctx),
-            r.id,
-            json(r.body),
-            r.baseUrl,
-            r.ifMatch || undefined,
-          ),
-          projectionOf(r.projection),
-        ),
-      ),
-    deleteUser: (r, ctx) => scimCall(async () => users.deleteUser(await enterpriseTeam(ctx), r.id)),
-    createGroup: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await groups.createGroup(await enterpriseTeam(ctx), json(r.body), r.baseUrl),
-          projectionOf(r.projection),
-        ),
-      ),
-    getGroup: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await groups.getGroup(await enterpriseTeam(ctx), r.id, r.baseUrl),
-          projectionOf(r.projection),
-        ),
-      ),
-    listGroups: (r, ctx) =>
-      scimCall(async () =>
-        listReply(
-          await groups.listGroups(await enterpriseTeam(ctx), listInput(r), r.baseUrl),
-          projectionOf(r.projection),
-        ),
-      ),
-    replaceGroup: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await groups.replaceGroup(
-            await enterpriseTeam(ctx),
-            r.id,
-            json(r.body),
-            r.baseUrl,
-            r.ifMatch || undefined,
-          ),
-          projectionOf(r.projection),
-        ),
-      ),
-    patchGroup: (r, ctx) =>
-      scimCall(async () =>
-        resourceReply(
-          await groups.patchGroup(
-            await enterpriseTeam(ctx),
-            r.id,
-            json(r.body),
-            r.baseUrl,
-            r.ifMatch || undefined,
-          ),
-          projectionOf(r.projection),
-        ),
-      ),
-    deleteGroup: (r, ctx) =>
-      scimCall(async () => {
-        await groups.deleteGroup(await enterpriseTeam(ctx), r.id);
-        return {};
-      }),
+    createUser: user.create,
+    getUser: user.get,
+    listUsers: user.list,
+    replaceUser: user.replace,
+    patchUser: user.patch,
+    deleteUser: user.remove,
+    createGroup: group.create,
+    getGroup: group.get,
+    listGroups: group.list,
+    replaceGroup: group.replace,
+    patchGroup: group.patch,
+    deleteGroup: group.remove,
     discover: (r, ctx) =>
       scimCall(async () => {
         await enterpriseTeam(ctx);
@@ -210,5 +218,3 @@ export function scimRpc({
       }),
   };
 }
-
-export { etagOf };

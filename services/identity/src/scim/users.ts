@@ -5,7 +5,7 @@ import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
 import { filterToSql, parseFilter, userFilterAttributes } from './filter';
 import { applyUserPatch, type UserDoc } from './patch';
-import { etagOf, userResource, type ResourceMeta } from './render';
+import { checkIfMatch, userResource, type ResourceMeta } from './render';
 import { checkUser, readUserResource } from './resources';
 import { listPage, type ListInput, type ListPage } from './paging';
 
@@ -66,16 +66,6 @@ const notFound = (id: string) => new ScimError(404, undefined, `User ${id} not f
 const taken = (userName: string) =>
   new ScimError(409, 'uniqueness', `A user with userName '${userName}' already exists.`);
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
-
-function checkVersion(current: StoredUser, ifMatch: string | undefined): void {
-  if (ifMatch && ifMatch !== '*' && ifMatch !== etagOf(current.version)) {
-    throw new ScimError(
-      412,
-      undefined,
-      `The user has changed (version ${etagOf(current.version)}, If-Match ${ifMatch}).`,
-    );
-  }
-}
 
 export function scimUsersFactory({
   db,
@@ -208,7 +198,7 @@ export function scimUsersFactory({
     const doc = readUserResource(body);
     const user = await db.transaction(async (tx) => {
       const current = await find(tx, teamId, id, true);
-      checkVersion(current, ifMatch);
+      checkIfMatch('user', current.version, ifMatch);
       return save(tx, teamId, id, doc, current);
     });
     return render(user, baseUrl);
@@ -217,7 +207,7 @@ export function scimUsersFactory({
   async function patchUser(teamId: string, id: string, body: unknown, baseUrl: string, ifMatch?: string) {
     const user = await db.transaction(async (tx) => {
       const current = await find(tx, teamId, id, true);
-      checkVersion(current, ifMatch);
+      checkIfMatch('user', current.version, ifMatch);
       const next = applyUserPatch(current, body);
       checkUser(next);
       return save(tx, teamId, id, next, current);
@@ -241,7 +231,6 @@ export function scimUsersFactory({
     replaceUser,
     patchUser,
     deleteUser,
-    etagOf: (version: number) => etagOf(version),
   };
 }
 
