@@ -295,6 +295,13 @@ describe('the flow an identity provider runs', () => {
       patch({ op: 'replace', value: { id: groupId, displayName: 'FinOps Team' } }),
     );
     expect(renamed.body.displayName).toBe('FinOps Team');
+    const quiet = await fetch(`${system.url}/scim/v2/Groups/${groupId}?attributes=`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
+      body: JSON.stringify(patch({ op: 'replace', path: 'externalId', value: 'entra-1' })),
+    });
+    expect(quiet.status).toBe(204);
+    expect(await quiet.text()).toBe('');
     const withoutMembers = await scim('GET', `/Groups/${groupId}?excludedAttributes=members`);
     expect(withoutMembers.body).not.toHaveProperty('members');
     expect(withoutMembers.body.displayName).toBe('FinOps Team');

@@ -140,7 +140,14 @@ export function scimRoutes(client: ScimClient, options: { publicBaseUrl?: string
             : method === 'put'
               ? client.replaceGroup
               : client.patchGroup;
-        sendResource(res, 200, await call(request, context(req)));
+        const reply = await call(request, context(req));
+        // A group PATCH with an empty `attributes` asks for no body (what Entra expects): 204.
+        if (kind === 'Group' && method === 'patch' && req.query.attributes === '') {
+          if (reply.etag) res.setHeader('ETag', reply.etag);
+          res.status(204).end();
+          return;
+        }
+        sendResource(res, 200, reply);
       });
     }
     router.delete(`${path}/:id`, async (req, res) => {
