@@ -62,14 +62,57 @@ export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_00
   );
 }
 
+/** Where the backends of a full path listen, so that more gateways can be pointed at them. */
+export interface Backends {
+  databaseUrl: string;
+  namespace: string;
+  /** host:port of identity's gRPC server. */
+  identity: string;
+  budgets: string;
+  violations: string;
+}
+
+export interface Gateway {
+  name: string;
+  url: string;
+  /** The gateway's Prometheus endpoint. */
+  metricsUrl: string;
+  proc: Proc;
+}
+
+async function gatewayProcess(
+  name: string,
+  backends: Backends,
+  env: NodeJS.ProcessEnv,
+  procs: Proc[],
+): Promise<Gateway> {
+  const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+  const proc = startProcess(name, 'services/gateway/src/main.ts', {
+    DATABASE_URL: backends.databaseUrl,
+    NATS_URL: process.env.NATS_URL,
+    EVENT_NAMESPACE: backends.namespace,
+    PORT: `${port}`,
+    METRICS_PORT: `${metricsPort}`,
+    IDENTITY_ADDR: backends.identity,
+    BUDGETS_ADDR: backends.budgets,
+    VIOLATIONS_ADDR: backends.violations,
+    ...env,
+  });
+  procs.push(proc);
+  return {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    proc,
+  };
+}
+
 /** identity, budgets, violations and the gateway, each its own process, as in services/all/test/e2e.test.ts. */
 export async function startFullPath(
   env: { databaseUrl: string; namespace: string; apiKey: string },
   procs: Proc[],
-): Promise<string> {
-  const [identity, budgets, violations, gateway, ...metrics] = await Promise.all(
-    Array.from({ length: 8 }, freePort),
-  );
+): Promise<{ gateway: Gateway; backends: Backends }> {
+  const [identity, budgets, violations, ...metrics] = await Promise.all(Array.from({ length: 6 }, freePort));
   const common = {
     DATABASE_URL: env.databaseUrl,
     NATS_URL: process.env.NATS_URL,
@@ -92,20 +135,30 @@ export async function startFullPath(
       GRPC_PORT: `${violations}`,
       METRICS_PORT: `${metrics[2]}`,
     }),
-    startProcess('gateway', 'services/gateway/src/main.ts', {
-      ...common,
-      PORT: `${gateway}`,
-      METRICS_PORT: `${metrics[3]}`,
-      // The team's rate limits would answer 429 within a second of load; their cost is left out.
-      RATE_LIMIT: 'off',
-      IDENTITY_ADDR: `127.0.0.1:${identity}`,
-      BUDGETS_ADDR: `127.0.0.1:${budgets}`,
-      VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
-    }),
   );
-  const url = `http://127.0.0.1:${gateway}`;
-  await waitForReady(url, procs);
-  return url;
+  const backends: Backends = {
+    databaseUrl: env.databaseUrl,
+    namespace: env.namespace,
+    identity: `127.0.0.1:${identity}`,
+    budgets: `127.0.0.1:${budgets}`,
+    violations: `127.0.0.1:${violations}`,
+  };
+  // The team's rate limits would answer 429 within a second of load; their cost is measured separately.
+  const gateway = await gatewayProcess('gateway', backends, { RATE_LIMIT: 'off' }, procs);
+  await waitForReady(gateway.url, procs);
+  return { gateway, backends };
+}
+
+/** One more gateway process on running backends, e.g. with other rate limit settings. */
+export async function startGateway(
+  name: string,
+  backends: Backends,
+  env: NodeJS.ProcessEnv,
+  procs: Proc[],
+): Promise<Gateway> {
+  const gateway = await gatewayProcess(name, backends, env, procs);
+  await waitForReady(gateway.url, procs);
+  return gateway;
 }
 
 /** The single-process express + pg handler of libs/bench/src/baseline.ts. */

@@ -25,11 +25,13 @@ type UnaryHandler = (request: Message, ctx: CallContext) => Promise<MessageInitS
 
 export interface RpcServerDeps {
   logger: Pick<Logger, 'debug' | 'error'>;
+  /** Told of every finished call, e.g. to record it in metrics. */
+  onCall?: (call: { service: string; method: string; code: string; seconds: number }) => void;
 }
 
 export type RpcServer = ReturnType<typeof createRpcServer>;
 
-export function createRpcServer({ logger }: RpcServerDeps) {
+export function createRpcServer({ logger, onCall }: RpcServerDeps) {
   const server = new grpc.Server();
   const health = addHealthService(server);
   const services = new Set<string>(['']);
@@ -43,7 +45,7 @@ export function createRpcServer({ logger }: RpcServerDeps) {
         if (typeof handle !== 'function') {
           throw new Error(`${service.typeName}: no handler for ${method.localName} (rpc ${method.name}).`);
         }
-        handlers[method.localName] = unaryHandler(method, handle, logger);
+        handlers[method.localName] = unaryHandler(method, handle, logger, onCall);
       }
       server.addService(definition, handlers);
       services.add(service.typeName);
@@ -90,6 +92,7 @@ function unaryHandler(
   method: DescMethod,
   handle: UnaryHandler,
   logger: RpcServerDeps['logger'],
+  onCall: RpcServerDeps['onCall'],
 ): grpc.handleUnaryCall<Message, Message> {
   const path = methodPath(method.parent, method.name);
   return (call, callback) => {
@@ -110,8 +113,14 @@ function unaryHandler(
       else callback(null, response);
       // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
       const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      logger.debug({ method: path, code: grpc.status[code], ms }, 'rpc call');
+      const elapsed = performance.now() - started;
+      logger.debug({ method: path, code: grpc.status[code], ms: Math.round(elapsed * 10) / 10 }, 'rpc call');
+      onCall?.({
+        service: method.parent.typeName,
+        method: method.name,
+        code: grpc.status[code],
+        seconds: elapsed / 1000,
+      });
     });
   };
 }

@@ -10,6 +10,7 @@ import { migrate, openDb, type Db, type Migration, type Queryable } from '@costg
 import { newId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
 import { createRpcServer, type RpcServer } from '@costgov/rpc';
+import { metrics } from '@costgov/telemetry';
 
 export type Outbox = ReturnType<typeof createOutbox>;
 
@@ -74,7 +75,11 @@ export async function startService(module: ServiceModule, options: StartOptions)
   const applied = await migrate(db, [outboxMigration, ...module.migrations]);
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
 
-  const rpc = createRpcServer({ logger });
+  const rpc = createRpcServer({
+    logger,
+    onCall: ({ service, method, code, seconds }) =>
+      metrics.rpcCalls.observe({ service, method, code }, seconds),
+  });
   const consumers: Array<{ stop(): Promise<void> }> = [];
   const ctx: ServiceContext = {
     name: module.name,

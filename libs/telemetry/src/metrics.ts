@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -19,18 +19,6 @@ export const metrics = {
     help: 'gRPC calls served.',
     labelNames: ['service', 'method', 'code'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry],
-  }),
-  eventsPublished: new Counter({
-    name: 'events_published_total',
-    help: 'Events published from the outbox.',
-    labelNames: ['type'],
-    registers: [registry],
-  }),
-  eventsConsumed: new Counter({
-    name: 'events_consumed_total',
-    help: 'Events handled by consumers, by outcome (processed, duplicate, failed).',
-    labelNames: ['consumer', 'type', 'outcome'],
     registers: [registry],
   }),
 };

@@ -157,6 +157,7 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
   const dataDir = mkdtempSync(path.join(tmpdir(), 'costgov-e2e-'));
   let proc: Proc;
   let url = '';
+  let metricsUrl = '';
 
   beforeAll(async () => {
     const [port, metrics, identity, budgets, violations] = await Promise.all(
@@ -172,6 +173,7 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
       GUARD_BOOTSTRAP_API_KEY: '',
     });
     url = `http://127.0.0.1:${port}`;
+    metricsUrl = `http://127.0.0.1:${metrics}/metrics`;
     await waitForReady(url, [proc]);
   }, 120_000);
 
@@ -188,5 +190,14 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
     const key = output.match(/\b(cg_live_[0-9A-Za-z]{40})\b/)?.[1];
     expect(key).toBeDefined();
     await projectLifecycle(url, key!);
+
+    // The requests show in Prometheus metrics: HTTP at the gateway, gRPC at the services.
+    const metrics = await (await fetch(metricsUrl)).text();
+    expect(metrics).toMatch(
+      /^http_server_request_duration_seconds_count\{[^}]*route="\/v1\/guard\/projects\/:id"[^}]*\} [1-9]/m,
+    );
+    expect(metrics).toMatch(
+      /^rpc_server_duration_seconds_count\{[^}]*method="GetProject"[^}]*code="OK"[^}]*\} [1-9]/m,
+    );
   }, 60_000);
 });
