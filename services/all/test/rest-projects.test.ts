@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@costgov/config';
 import { identity } from '@costgov/contracts';
@@ -265,5 +266,43 @@ describe('REST /v1/guard/projects through the gateway', () => {
       expect(doc.body.openapi).toMatch(/^3\.1/);
       expect(doc.body.paths).toHaveProperty('/v1/guard/projects');
     });
+  });
+});
+
+describe('graceful stop', () => {
+  it('finishes a request in flight, refuses new connections and fails readiness meanwhile', async () => {
+    const { port } = new URL(system.url);
+    const body = JSON.stringify({ name: 'in-flight' });
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: Number(port),
+          method: 'POST',
+          path: '/v1/guard/projects',
+          headers: {
+            authorization: `Bearer ${bootstrapKey}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 5)); // the request is in flight, its body half sent
+      setTimeout(() => {
+        const stopping = system.gateway.stop();
+        setTimeout(() => req.end(body.slice(5)), 200);
+        void stopping;
+      }, 100);
+    });
+    const finished = await answer;
+    expect(finished.status).toBe(201);
+    expect(JSON.parse(finished.body).data.name).toBe('in-flight');
+    await expect(fetch(`${system.url}/healthz`)).rejects.toThrow();
   });
 });

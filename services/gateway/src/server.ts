@@ -64,21 +64,24 @@ export async function startGateway(
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   logger.info({ port }, 'gateway listening');
 
+  let stopped: Promise<void> | undefined;
   return {
     port,
-    async stop() {
-      draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
-      await closed;
-      clearTimeout(timer);
-      await revocations?.stop();
-      await limiter.close();
-      identityClient.close();
-      projectsClient.close();
-      scimClient.close();
-      logger.info('gateway stopped');
-    },
+    stop: () => (stopped ??= stop()),
   };
+
+  async function stop(): Promise<void> {
+    draining = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+    await closed;
+    clearTimeout(timer);
+    await revocations?.stop();
+    await limiter.close();
+    identityClient.close();
+    projectsClient.close();
+    scimClient.close();
+    logger.info('gateway stopped');
+  }
 }
