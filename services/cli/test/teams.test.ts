@@ -119,11 +119,11 @@ describe('refusals of the service', () => {
     [['teams', 'create', 'x', '--plan', 'gold'], validation, ['plan: must be one of free, team, enterprise']],
     [['teams', 'create', 'taken'], "A team named 'taken' already exists.", ['name: is taken']],
     [
-      ['teams', 'limits', '<team>', '--api-rpm', '100001', '--scim-concurrency', '1001'],
+      ['teams', 'limits', '<team>', '--api-rpm', '100000001', '--scim-concurrency', '10001'],
       validation,
       [
-        'api_limits.requests_per_minute: must be a whole number from 1 to 100000',
-        'scim_limits.concurrent_requests: must be a whole number from 1 to 1000',
+        'api_requests_per_minute: must be a whole number from 0 to 100000000',
+        'scim_concurrent_requests: must be a whole number from 0 to 10000',
       ],
     ],
     [

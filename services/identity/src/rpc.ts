@@ -91,7 +91,12 @@ export function identityRpc({
     },
     async setTeamLimits(request) {
       return teamMessage(
-        await teams.setTeamLimits(request.teamId, { api: request.apiLimits, scim: request.scimLimits }),
+        await teams.setTeamLimits(request.teamId, {
+          api_requests_per_minute: request.apiRequestsPerMinute,
+          api_concurrent_requests: request.apiConcurrentRequests,
+          scim_requests_per_minute: request.scimRequestsPerMinute,
+          scim_concurrent_requests: request.scimConcurrentRequests,
+        }),
       );
     },
     async grantScanCredits(request) {

@@ -165,24 +165,21 @@ describe('team limits', () => {
       { name: 'busy', scopes: ['guard:read'] },
       { teamId: otherTeamId },
     );
-    await client.setTeamLimits({
-      teamId: otherTeamId,
-      apiLimits: { requestsPerMinute: 600, concurrentRequests: 25 },
-    });
+    await client.setTeamLimits({ teamId: otherTeamId, apiRequestsPerMinute: 600, apiConcurrentRequests: 25 });
+    // A limit left out stays as it is.
+    await client.setTeamLimits({ teamId: otherTeamId, scimRequestsPerMinute: 900 });
     expect((await client.authenticate({ credential: secret })).principal?.limits).toMatchObject({
       requestsPerMinute: 600,
       concurrentRequests: 25,
     });
-    await client.setTeamLimits({
-      teamId: otherTeamId,
-      apiLimits: { requestsPerMinute: 0, concurrentRequests: 0 },
-    });
+    expect((await client.getTeam({ id: otherTeamId })).scimLimits?.requestsPerMinute).toBe(900);
+    await client.setTeamLimits({ teamId: otherTeamId, apiRequestsPerMinute: 0, apiConcurrentRequests: 0 });
     expect((await client.authenticate({ credential: secret })).principal?.limits).toMatchObject({
       requestsPerMinute: 120,
       concurrentRequests: 10,
     });
     await expect(
-      client.setTeamLimits({ teamId: otherTeamId, apiLimits: { requestsPerMinute: -5 } }),
+      client.setTeamLimits({ teamId: otherTeamId, apiRequestsPerMinute: -5 }),
     ).rejects.toBeInstanceOf(ValidationError);
   });
 

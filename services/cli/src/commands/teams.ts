@@ -89,18 +89,13 @@ export function registerTeams(program: Command, act: Act): void {
             { exitCode: 2, code: 'costgov.noLimits' },
           );
         }
-        // SetTeamLimits sets all four values (0 = default), so the ones not given are carried over.
-        const current = teamView(await identity.getTeam({ id: teamId }));
+        // Limits not given are left as they are; 0 restores the platform default.
         const team = await identity.setTeamLimits({
           teamId,
-          apiLimits: {
-            requestsPerMinute: options.apiRpm ?? current.apiLimits.requestsPerMinute,
-            concurrentRequests: options.apiConcurrency ?? current.apiLimits.concurrentRequests,
-          },
-          scimLimits: {
-            requestsPerMinute: options.scimRpm ?? current.scimLimits.requestsPerMinute,
-            concurrentRequests: options.scimConcurrency ?? current.scimLimits.concurrentRequests,
-          },
+          apiRequestsPerMinute: options.apiRpm,
+          apiConcurrentRequests: options.apiConcurrency,
+          scimRequestsPerMinute: options.scimRpm,
+          scimConcurrentRequests: options.scimConcurrency,
         });
         output.show(teamView(team), teamFields, (t) => t.id);
       }),

@@ -37,21 +37,15 @@ const toTeam = (row: TeamRow): Team => ({
   scimLimits: scimLimitsOf(row),
 });
 
-/** 0 (or absent) restores the default; otherwise a positive whole number within sane bounds. */
-function checkLimit(
-  violations: Violations,
-  field: string,
-  value: number | undefined,
-  max: number,
-): number | null {
-  if (!value) return null;
-  violations.check(
-    Number.isInteger(value) && value > 0 && value <= max,
-    field,
-    `must be a whole number from 1 to ${max}`,
-  );
-  return value;
-}
+/** The limit columns of a team and their bounds; the column names are also the API's field names. */
+const limitColumns = [
+  { column: 'api_requests_per_minute', max: 100_000_000 },
+  { column: 'api_concurrent_requests', max: 10_000 },
+  { column: 'scim_requests_per_minute', max: 100_000_000 },
+  { column: 'scim_concurrent_requests', max: 10_000 },
+] as const;
+
+export type LimitColumn = (typeof limitColumns)[number]['column'];
 
 export interface CreateTeamInput {
   name: string;
@@ -93,22 +87,26 @@ export function teamsFactory({ db, newId }: { db: Queryable; newId: IdGenerator 
     return toTeam(rows[0]);
   }
 
-  async function setTeamLimits(
-    id: string,
-    limits: { api?: Partial<RequestLimits>; scim?: Partial<RequestLimits> },
-  ): Promise<Team> {
+  /** Limits given as undefined stay as they are; 0 restores the platform default. */
+  async function setTeamLimits(id: string, limits: Partial<Record<LimitColumn, number>>): Promise<Team> {
     const violations = new Violations();
-    const values = [
-      checkLimit(violations, 'api_limits.requests_per_minute', limits.api?.requestsPerMinute, 100_000),
-      checkLimit(violations, 'api_limits.concurrent_requests', limits.api?.concurrentRequests, 1_000),
-      checkLimit(violations, 'scim_limits.requests_per_minute', limits.scim?.requestsPerMinute, 100_000),
-      checkLimit(violations, 'scim_limits.concurrent_requests', limits.scim?.concurrentRequests, 1_000),
-    ];
+    const updates = limitColumns.flatMap(({ column, max }) => {
+      const value = limits[column];
+      if (value === undefined) return [];
+      violations.check(
+        Number.isInteger(value) && value >= 0 && value <= max,
+        column,
+        `must be a whole number from 0 to ${max}`,
+      );
+      return [{ column, value: value === 0 ? null : value }];
+    });
     violations.throwIfAny();
+    const sets = updates.map(({ column }, index) => `${column} = $${index + 2}`);
     const { rows } = await db.query<TeamRow>(
-      `UPDATE teams SET api_requests_per_minute = $2, api_concurrent_requests = $3,
-         scim_requests_per_minute = $4, scim_concurrent_requests = $5 WHERE id = $1 RETURNING *`,
-      [id, ...values],
+      sets.length > 0
+        ? `UPDATE teams SET ${sets.join(', ')} WHERE id = $1 RETURNING *`
+        : 'SELECT * FROM teams WHERE id = $1',
+      [id, ...updates.map(({ value }) => value)],
     );
     if (!rows[0]) throw new NotFoundError('Team', id);
     return toTeam(rows[0]);
