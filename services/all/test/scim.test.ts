@@ -20,6 +20,7 @@ const errorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';
 let system: RunningSystem;
 let scimToken = '';
 let teamPlanToken = '';
+let throttledToken = '';
 let smtp: SMTPServer;
 let jwks: Server;
 let sign: (claims: Record<string, unknown>) => Promise<string>;
@@ -112,6 +113,9 @@ beforeAll(async () => {
   scimToken = (await client.createScimToken({ name: 'okta' }, { teamId: system.bootstrap!.teamId })).secret;
   const smallTeam = await client.createTeam({ name: 'small', plan: 'team' });
   teamPlanToken = (await client.createScimToken({ name: 'okta' }, { teamId: smallTeam.id })).secret;
+  const throttled = await client.createTeam({ name: 'throttled', plan: 'enterprise' });
+  await client.setTeamLimits({ teamId: throttled.id, scimRequestsPerMinute: 3 });
+  throttledToken = (await client.createScimToken({ name: 'entra' }, { teamId: throttled.id })).secret;
   client.close();
 });
 
@@ -446,6 +450,21 @@ describe('bad input changes nothing', () => {
     );
     expectScimError(stale, 412);
     expect((await scim('GET', `/Users/${user.id}`)).body.displayName).toBe('one');
+  });
+});
+
+describe('rate limits', () => {
+  it("answers past the team's SCIM limit with 429, Retry-After and the SCIM error body", async () => {
+    const statuses: number[] = [];
+    let last: Reply | undefined;
+    for (let i = 0; i < 4; i++) {
+      last = await scim('GET', '/Users?count=1', undefined, { token: throttledToken });
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expectScimError(last!, 429);
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(last!.headers.get('ratelimit-policy')).toContain('"scim";q=3');
   });
 });
 
