@@ -1,2 +1,27 @@
-export { startBaseline, startFullPath, startProcess, waitForReady, type Proc } from './processes';
-export { figuresOf, printReport, summarize, target, type BenchResult, type Figures } from './report';
+export {
+  startBaseline,
+  startFullPath,
+  startGateway,
+  startProcess,
+  waitForReady,
+  type Backends,
+  type Gateway,
+  type Proc,
+} from './processes';
+export {
+  figuresOf,
+  printLimiter,
+  printProjects,
+  printRateLimit,
+  printResult,
+  printScim,
+  summarize,
+  summarizeRateLimit,
+  target,
+  type AllResults,
+  type BenchResult,
+  type Figures,
+  type LimiterResult,
+  type RateLimitResult,
+  type ScimResult,
+} from './report';

@@ -1,7 +1,7 @@
 /** What every section of the bench shares: settings from the environment, progress lines, autocannon runs. */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { figuresOf, type CpuShare, type Figures } from './report';
+import { figuresOf, type RunFigures } from './report';
 
 export const progress = (message: string): void => console.error(`[bench] ${message}`);
 
@@ -34,7 +34,9 @@ async function load(target: Target, seconds: number, label: string): Promise<aut
     connections: target.connections,
     duration: seconds,
     headers: target.headers,
-    ...(paths ? { requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths() }) }] } : {}),
+    ...(paths
+      ? { requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths() }) }] }
+      : {}),
   });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(
@@ -45,37 +47,81 @@ async function load(target: Target, seconds: number, label: string): Promise<aut
   return result;
 }
 
+/** What to watch during a measured run besides the load generator's figures. */
+export interface Observe {
+  /** Processes whose CPU use is reported, read once the warm-up is over. */
+  cpu?: () => Promise<CpuProbe[]>;
+  /** Prometheus endpoint of the gateway under load: rate limiter fallbacks and event-loop lag. */
+  gatewayMetricsUrl?: string;
+}
+
 /**
- * A warm-up, then the measured run; any answer other than 2xx fails the bench. With `cpu`, the CPU each
- * probed process used during the measured run is added, in % of one core.
+ * A warm-up (skipped when warmUpSeconds is 0), then the measured run; any answer other than 2xx fails
+ * the bench. What `observe` names is measured over the run alone.
  */
 export async function measure(
   target: Target,
   settings: LoadSettings,
-  cpu?: () => Promise<CpuProbe[]>,
-): Promise<Figures & { cpu?: CpuShare[] }> {
-  progress(`warm-up ${target.name} (${settings.warmUpSeconds} s)`);
-  await load(target, settings.warmUpSeconds, `${target.name} warm-up`);
+  observe: Observe = {},
+): Promise<RunFigures> {
+  if (settings.warmUpSeconds > 0) {
+    progress(`warm-up ${target.name} (${settings.warmUpSeconds} s)`);
+    await load(target, settings.warmUpSeconds, `${target.name} warm-up`);
+  }
   progress(`measuring ${target.name} (${settings.durationSeconds} s, ${target.connections} connections)`);
-  const probes = cpu ? await cpu() : [];
-  const before = probes.map((probe) => probe.seconds());
+  const probes = observe.cpu ? await observe.cpu() : [];
+  // A scrape also resets the event-loop delay histogram, so the next one covers the run alone.
+  const metricsBefore = observe.gatewayMetricsUrl ? await scrape(observe.gatewayMetricsUrl) : undefined;
+  const before = probes.map((probe) => probe.snapshot());
   const started = performance.now();
   const result = await load(target, settings.durationSeconds, target.name);
   const elapsed = (performance.now() - started) / 1000;
-  const figures = figuresOf(result);
-  if (!cpu) return figures;
-  const shares = probes.map((probe, i) => ({
-    name: probe.name,
-    percent: Math.round(((probe.seconds() - before[i]!) / elapsed) * 100),
-  }));
-  return { ...figures, cpu: shares };
+  const after = probes.map((probe) => probe.snapshot());
+  const figures: RunFigures = figuresOf(result);
+  if (observe.cpu) {
+    figures.cpu = probes.map((probe, i) => {
+      // Per process, so that one that ended or started meanwhile does not count (Postgres backends).
+      const seconds = before[i]!.reduce((sum, start, j) => {
+        const end = after[i]![j]!;
+        return Number.isFinite(start) && Number.isFinite(end) ? sum + (end - start) : sum;
+      }, 0);
+      return { name: probe.name, percent: Math.round((seconds / elapsed) * 100) };
+    });
+  }
+  if (observe.gatewayMetricsUrl && metricsBefore) {
+    const metrics = await scrape(observe.gatewayMetricsUrl);
+    const delta = (name: string) => (metrics.get(name) ?? 0) - (metricsBefore.get(name) ?? 0);
+    figures.gateway = {
+      requests: delta('http_server_request_duration_seconds_count'),
+      fallbackDecisions: delta(fallbackCounter),
+      eventLoopLagP99Ms: (metrics.get('nodejs_eventloop_lag_p99_seconds') ?? Number.NaN) * 1000,
+      eventLoopLagMaxMs: (metrics.get('nodejs_eventloop_lag_max_seconds') ?? Number.NaN) * 1000,
+    };
+  }
+  return figures;
 }
 
-/** A process whose CPU time can be read: one of ours (`/proc/<pid>/stat`), or the bench itself. */
+/** Decisions a limiting gateway took per process because Redis did not answer in time. */
+const fallbackCounter = 'ratelimit_fallback_total';
+
+/** A Prometheus text exposition as metric name -> value, summed over labels. */
+async function scrape(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(url)).text();
+  const values = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (name && Number.isFinite(value)) values.set(name, (values.get(name) ?? 0) + value);
+  }
+  return values;
+}
+
+/** Processes whose CPU time can be read: ours (`/proc/<pid>/stat`), or the bench itself. */
 export interface CpuProbe {
   name: string;
-  /** User + system CPU seconds so far; NaN when unknown. */
-  seconds(): number;
+  /** User + system CPU seconds so far of each process; NaN for one that cannot be read. */
+  snapshot(): number[];
 }
 
 /** Linux's clock ticks per second (`getconf CLK_TCK`), the unit of utime and stime in /proc/<pid>/stat. */
@@ -92,15 +138,15 @@ function procSeconds(pid: number): number {
   }
 }
 
-/** The CPU time of several processes (e.g. all Postgres backends of the bench database) as one. */
+/** Several processes (e.g. all Postgres backends of the bench database) counted as one. */
 export function processProbe(name: string, pids: number[]): CpuProbe {
-  return { name, seconds: () => pids.reduce((sum, pid) => sum + procSeconds(pid), 0) };
+  return { name, snapshot: () => pids.map(procSeconds) };
 }
 
 export const benchProbe: CpuProbe = {
   name: 'bench (autocannon)',
-  seconds: () => {
+  snapshot: () => {
     const { user, system } = process.cpuUsage();
-    return (user + system) / 1e6;
+    return [(user + system) / 1e6];
   },
 };

@@ -1,34 +1,50 @@
 /**
- * `npm run bench`: GET /v1/guard/projects/:id through the gateway and gRPC (every service its own
- * process) against a single-process express + pg handler, on the same fresh Postgres database and rows.
- * Progress goes to stderr; the table and one `BENCH_RESULT {...}` line to stdout.
+ * `npm run bench`, on one fresh Postgres database, every service its own process:
+ * 1. GET /v1/guard/projects/:id through the gateway and gRPC against a single-process express + pg handler;
+ * 2. the same GET on a gateway limiting on Redis and on one with RATE_LIMIT=off (what limiting costs);
+ * 3. the Redis limiter's own acquire latency, called from this process;
+ * 4. SCIM `userName eq`, `co` and list pages on a team of 100,000 users, through the gateway.
+ * Progress goes to stderr; a table per section and one `BENCH_RESULT {...}` line to stdout.
  */
 import os from 'node:os';
-import { isDeepStrictEqual } from 'node:util';
-import autocannon from 'autocannon';
+import { inspect, isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
+import { identity } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
+import { createRpcClient } from '@costgov/rpc';
 import { uniqueName } from '@costgov/testing';
-import { startBaseline, startFullPath, type Proc } from './processes';
-import { figuresOf, printReport, summarize } from './report';
+import { benchProbe, measure, positiveInt, processProbe, progress, type CpuProbe } from './load';
+import { startBaseline, startFullPath, startGateway, type Gateway, type Proc } from './processes';
+import { checkRedis, gatewayRedisTimeoutMs, limiterLatency, rateLimitCost, redisPid } from './ratelimit';
+import {
+  printLimiter,
+  printProjects,
+  printRateLimit,
+  printResult,
+  printScim,
+  summarize,
+  type RateLimitResult,
+} from './report';
+import { scimSection } from './scim';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const durationSeconds = positiveInt('BENCH_DURATION', 10);
 const connections = positiveInt('BENCH_CONNECTIONS', 32);
 const warmUpSeconds = positiveInt('BENCH_WARMUP', 3);
+const scimUsers = positiveInt('BENCH_SCIM_USERS', 100_000);
+const settings = { durationSeconds, warmUpSeconds };
 const seededProjects = 1_000;
 /** The bootstrap key of team `default`: the prefix and 40 base62 characters. */
 const apiKey = `cg_live_${'bench'.padEnd(40, '0')}`;
 const auth = { authorization: `Bearer ${apiKey}` };
-
-const progress = (message: string) => console.error(`[bench] ${message}`);
-
-function positiveInt(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${name} must be a positive integer, not '${process.env[name]}'`);
-  return value;
-}
+/** Team limits no run comes near: a burst of 10,000,000 requests, then 166,667 a second; 1,000 in flight. */
+const raisedLimits: RateLimitResult['limits'] = { requestsPerMinute: 10_000_000, concurrentRequests: 1_000 };
+/** A Redis timeout no answer misses, so that every decision of the gateway that has it comes from Redis. */
+const redisOnlyTimeoutMs = 1_000;
+/** Acquisitions of the limiter latency runs, and how many are in flight in the concurrent one. */
+const limiterAcquisitions = 5_000;
+const limiterInFlight = 50;
 
 async function withClient<T>(connectionString: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
@@ -100,31 +116,28 @@ async function checkSameAnswer(urls: Record<'baseline' | 'fullPath', string>, pa
   }
 }
 
-async function load(name: string, url: string, seconds: number): Promise<autocannon.Result> {
-  const result = await autocannon({ url, connections, duration: seconds, headers: auth });
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-    throw new Error(
-      `${name}: ${result.non2xx} non-2xx responses, ${result.errors} errors, ${result.timeouts} timeouts ` +
-        `of ${result.requests.sent} requests (status codes: ${JSON.stringify(result.statusCodeStats)})`,
-    );
-  }
-  return result;
-}
+const target = (name: string, url: string) => ({ name, url, headers: auth, connections });
 
-async function measure(name: string, url: string) {
-  progress(`warm-up ${name} (${warmUpSeconds} s)`);
-  await load(`${name} warm-up`, url, warmUpSeconds);
-  progress(`measuring ${name} (${durationSeconds} s, ${connections} connections)`);
-  return figuresOf(await load(name, url, durationSeconds));
+/** The Postgres backends serving the bench database, when Postgres runs on this machine. */
+async function postgresPids(database: string): Promise<number[]> {
+  return withClient(serverUrl, async (admin) => {
+    const { rows } = await admin.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      [database],
+    );
+    return rows.map((r) => r.pid);
+  });
 }
 
 async function main(): Promise<void> {
   const database = uniqueName('bench');
   const databaseUrl = Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
   const procs: Proc[] = [];
+  const closers: Array<() => void> = [];
   let cleaning: Promise<void> | undefined;
   const cleanUp = () =>
     (cleaning ??= (async () => {
+      closers.forEach((close) => close());
       progress(`stopping ${procs.length} processes, dropping database ${database}`);
       await Promise.all(procs.map((p) => p.stop()));
       try {
@@ -136,37 +149,146 @@ async function main(): Promise<void> {
         process.exitCode = 1;
       }
     })());
+  // Ctrl-C reaches this process more than once: from the terminal, and relayed by npm and tsx. A signal
+  // without a listener would end it (tsx's preflight exits) before the database is dropped, so the
+  // listener stays and later signals wait for the same cleanup.
+  let interrupted = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = true;
       progress(`${signal}: cleaning up`);
       void cleanUp().finally(() => process.exit(130));
     });
   }
 
+  let failed = true;
   try {
+    progress(`checking Redis at BENCH_REDIS_URL`);
+    await checkRedis(redisUrl);
     progress(`creating database ${database}`);
     await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
     progress(
       `starting identity, budgets, violations and gateway${process.env.NATS_URL ? ' (NATS)' : ' (in-process bus)'}`,
     );
-    const gatewayUrl = await startFullPath({ databaseUrl, namespace: uniqueName('bench'), apiKey }, procs);
+    const { gateway, backends } = await startFullPath(
+      { databaseUrl, namespace: uniqueName('bench'), apiKey },
+      procs,
+    );
     progress(`seeding 1 project over REST and ${seededProjects} in SQL`);
-    const { projectId, teamId } = await seed(gatewayUrl, databaseUrl);
+    const { projectId, teamId } = await seed(gateway.url, databaseUrl);
     progress('starting baseline');
     const baselineUrl = await startBaseline({ databaseUrl, apiKey, teamId }, procs);
 
     const path = `/v1/guard/projects/${projectId}`;
-    await checkSameAnswer({ baseline: baselineUrl, fullPath: gatewayUrl }, path);
-    const baseline1 = await measure('baseline', `${baselineUrl}${path}`);
-    const fullPath = await measure('full path', `${gatewayUrl}${path}`);
-    const baseline2 = await measure('baseline again', `${baselineUrl}${path}`);
-    printReport(
-      summarize(
-        { baseline1, fullPath, baseline2 },
-        { durationSeconds, warmUpSeconds, connections, cpus: os.availableParallelism() },
-      ),
+    await checkSameAnswer({ baseline: baselineUrl, fullPath: gateway.url }, path);
+    const baseline1 = await measure(target('baseline', `${baselineUrl}${path}`), settings);
+    const fullPath = await measure(target('full path', `${gateway.url}${path}`), settings);
+    const baseline2 = await measure(target('baseline again', `${baselineUrl}${path}`), settings);
+    const projects = summarize(
+      { baseline1, fullPath, baseline2 },
+      { durationSeconds, warmUpSeconds, connections, cpus: os.availableParallelism() },
     );
+    printProjects(projects);
+
+    // Rate limiting: two more gateways on the same backends, limiting on Redis, and a fresh API key whose
+    // team limits are raised first, so that nothing is refused and no other key's bucket is touched.
+    const identityClient = createRpcClient(identity.IdentityService, backends.identity);
+    closers.push(() => identityClient.close());
+    progress(
+      `raising the team's API and SCIM limits to ${raisedLimits.requestsPerMinute}/min, ${raisedLimits.concurrentRequests} in flight`,
+    );
+    const team = await identityClient.setTeamLimits({
+      teamId,
+      apiRequestsPerMinute: raisedLimits.requestsPerMinute,
+      apiConcurrentRequests: raisedLimits.concurrentRequests,
+      scimRequestsPerMinute: raisedLimits.requestsPerMinute,
+      scimConcurrentRequests: raisedLimits.concurrentRequests,
+    });
+    // An unknown field of the request would be dropped silently: the team's answer must show the limits.
+    for (const limits of [team.apiLimits, team.scimLimits]) {
+      const set = {
+        requestsPerMinute: limits?.requestsPerMinute,
+        concurrentRequests: limits?.concurrentRequests,
+      };
+      if (!isDeepStrictEqual(set, raisedLimits))
+        throw new Error(
+          `SetTeamLimits left the team at ${JSON.stringify(set)}, not ${JSON.stringify(raisedLimits)}`,
+        );
+    }
+    const { secret: limitedKey } = await identityClient.createApiKey(
+      { name: `bench rate limiting ${database}`, scopes: ['guard:read'] },
+      { teamId },
+    );
+    const redisTimeoutMs = Number(process.env.RATE_LIMIT_REDIS_TIMEOUT_MS ?? gatewayRedisTimeoutMs);
+    progress(
+      `starting two gateways with RATE_LIMIT=on on Redis: RATE_LIMIT_REDIS_TIMEOUT_MS ${redisTimeoutMs} and ${redisOnlyTimeoutMs}`,
+    );
+    const [limited, redisOnly] = await Promise.all([
+      startGateway('gateway-limited', backends, { RATE_LIMIT: 'on', REDIS_URL: redisUrl }, procs),
+      startGateway(
+        'gateway-redis-only',
+        backends,
+        { RATE_LIMIT: 'on', REDIS_URL: redisUrl, RATE_LIMIT_REDIS_TIMEOUT_MS: `${redisOnlyTimeoutMs}` },
+        procs,
+      ),
+    ]);
+    const pidOf = (name: string) => procs.find((p) => p.name === name)?.child.pid;
+    const redis = await redisPid(redisUrl);
+    const cpu = (measured: Gateway) => async (): Promise<CpuProbe[]> => [
+      processProbe(measured.name, [measured.proc.child.pid!]),
+      processProbe('identity', [pidOf('identity')!]),
+      processProbe('budgets', [pidOf('budgets')!]),
+      processProbe('postgres', await postgresPids(database)),
+      ...(redis ? [processProbe('redis', [redis])] : []),
+      benchProbe,
+    ];
+    const rateLimit = await rateLimitCost({
+      path,
+      apiKey: limitedKey,
+      off: gateway,
+      on: limited,
+      onRedisOnly: redisOnly,
+      redisTimeoutMs,
+      redisOnlyTimeoutMs,
+      connections,
+      settings,
+      limits: raisedLimits,
+      cpu: (measured) => cpu(measured)(),
+    });
+    printRateLimit(rateLimit);
+
+    const limiter = await limiterLatency({
+      redisUrl,
+      acquisitions: limiterAcquisitions,
+      inFlight: limiterInFlight,
+    });
+    printLimiter(limiter);
+
+    const { secret: scimToken } = await identityClient.createScimToken(
+      { name: `bench ${database}` },
+      { teamId },
+    );
+    const scim = await scimSection({
+      databaseUrl,
+      teamId,
+      users: scimUsers,
+      token: scimToken,
+      gateway: limited,
+      settings,
+      cpu: cpu(limited),
+    });
+    printScim(scim);
+    printResult({ ...projects, rateLimit, limiter, scim });
+    failed = false;
   } finally {
+    // What the processes logged (warnings and errors) usually says why a run failed.
+    if (failed && !interrupted) {
+      for (const proc of procs) {
+        const output = proc.output().trim();
+        if (output) progress(`--- ${proc.name} (last lines)\n${output.split('\n').slice(-20).join('\n')}`);
+      }
+    }
     await cleanUp();
   }
 }
@@ -174,9 +296,8 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
-    console.error(
-      `[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
+    // inspect shows the stack and the cause (e.g. the gRPC status behind a DomainError).
+    console.error(`[bench] failed: ${inspect(error, { depth: 4 })}`);
     process.exit(1);
   },
 );
