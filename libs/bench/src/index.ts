@@ -2,8 +2,6 @@ export {
   startBaseline,
   startFullPath,
   startGateway,
-  startProcess,
-  waitForReady,
   type Backends,
   type Gateway,
   type Proc,

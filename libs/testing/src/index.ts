@@ -86,3 +86,6 @@ export async function deleteStreams(url: string, namespace: string): Promise<voi
     await nc.close();
   }
 }
+
+export * from './processes';
+export * from './redis';

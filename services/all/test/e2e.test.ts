@@ -5,8 +5,18 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteStreams, eventually, freePort, realInfra, uniqueName } from '@costgov/testing';
-import { startProcess, waitForReady, type Proc } from './processes';
+import {
+  deleteStreams,
+  eventually,
+  freePort,
+  realInfra,
+  startBackends,
+  startGatewayProcess,
+  startProcess,
+  uniqueName,
+  waitForReady,
+  type Proc,
+} from '@costgov/testing';
 
 const apiKey = 'cg_live_e2ebootstrapkey00000000000000000000';
 
@@ -56,42 +66,16 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
     await client.connect();
     await client.query(`CREATE DATABASE ${database}`);
     await client.end();
-    const [identity, budgets, violations, gateway, ...metrics] = await Promise.all(
-      Array.from({ length: 8 }, freePort),
-    );
-    const common = {
-      DATABASE_URL: databaseUrl(),
-      NATS_URL: process.env.NATS_URL,
-      EVENT_NAMESPACE: namespace,
-    };
-    procs.push(
-      startProcess('identity', 'services/identity/src/main.ts', {
-        ...common,
-        GRPC_PORT: `${identity}`,
-        METRICS_PORT: `${metrics[0]}`,
+    const backends = await startBackends(
+      {
+        DATABASE_URL: databaseUrl(),
+        NATS_URL: process.env.NATS_URL,
+        EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: apiKey,
-      }),
-      startProcess('budgets', 'services/budgets/src/main.ts', {
-        ...common,
-        GRPC_PORT: `${budgets}`,
-        METRICS_PORT: `${metrics[1]}`,
-      }),
-      startProcess('violations', 'services/violations/src/main.ts', {
-        ...common,
-        GRPC_PORT: `${violations}`,
-        METRICS_PORT: `${metrics[2]}`,
-      }),
-      startProcess('gateway', 'services/gateway/src/main.ts', {
-        ...common,
-        PORT: `${gateway}`,
-        METRICS_PORT: `${metrics[3]}`,
-        IDENTITY_ADDR: `127.0.0.1:${identity}`,
-        BUDGETS_ADDR: `127.0.0.1:${budgets}`,
-        VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
-      }),
+      },
+      procs,
     );
-    url = `http://127.0.0.1:${gateway}`;
-    await waitForReady(url, procs);
+    url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
   }, 120_000);
 
   afterAll(async () => {

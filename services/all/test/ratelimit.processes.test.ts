@@ -3,8 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { identity } from '@costgov/contracts';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { deleteStreams, eventually, freePort, realInfra, uniqueName } from '@costgov/testing';
-import { startProcess, startRedis, waitForReady, type Proc } from './processes';
+import {
+  deleteStreams,
+  eventually,
+  realInfra,
+  startBackends,
+  startGatewayProcess,
+  startRedisServer,
+  uniqueName,
+  type GatewayProcess,
+  type Proc,
+  type RedisServer,
+} from '@costgov/testing';
 
 const bootstrapKey = 'cg_live_ratelimitprocessesbootstrap000000';
 const leaseTtlMs = 3_000;
@@ -19,10 +29,9 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
   const serverUrl = process.env.DATABASE_URL ?? '';
   const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
   const procs: Proc[] = [];
-  let redis: Proc;
-  let redisPort = 0;
-  let gatewayA: { url: string; proc: Proc };
-  let gatewayB: { url: string; proc: Proc; metrics: string };
+  let redis: RedisServer;
+  let gatewayA: GatewayProcess;
+  let gatewayB: GatewayProcess;
   let identityClient: RpcClient<typeof identity.IdentityService>;
   let teamId = '';
 
@@ -63,62 +72,34 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
 
   beforeAll(async () => {
     await admin(`CREATE DATABASE ${database}`);
-    const ports = await Promise.all(Array.from({ length: 12 }, freePort));
-    const [identityPort, budgetsPort, violationsPort, portA, portB, metricsB, ...metrics] = ports;
-    redisPort = metrics.pop()!;
-    redis = startRedis(redisPort);
-    const common = {
-      DATABASE_URL: databaseUrl(),
-      NATS_URL: process.env.NATS_URL,
-      EVENT_NAMESPACE: namespace,
-    };
-    procs.push(
-      startProcess('identity', 'services/identity/src/main.ts', {
-        ...common,
-        GRPC_PORT: `${identityPort}`,
-        METRICS_PORT: `${metrics[0]}`,
+    redis = await startRedisServer();
+    const backends = await startBackends(
+      {
+        DATABASE_URL: databaseUrl(),
+        NATS_URL: process.env.NATS_URL,
+        EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
-      }),
-      startProcess('budgets', 'services/budgets/src/main.ts', {
-        ...common,
-        GRPC_PORT: `${budgetsPort}`,
-        METRICS_PORT: `${metrics[1]}`,
-      }),
-      startProcess('violations', 'services/violations/src/main.ts', {
-        ...common,
-        GRPC_PORT: `${violationsPort}`,
-        METRICS_PORT: `${metrics[2]}`,
-      }),
+      },
+      procs,
     );
-    const gateway = (name: string, port: number, metricsPort: number) =>
-      startProcess(name, 'services/gateway/src/main.ts', {
-        ...common,
-        LOG_LEVEL: 'info',
-        PORT: `${port}`,
-        METRICS_PORT: `${metricsPort}`,
-        IDENTITY_ADDR: `127.0.0.1:${identityPort}`,
-        BUDGETS_ADDR: `127.0.0.1:${budgetsPort}`,
-        VIOLATIONS_ADDR: `127.0.0.1:${violationsPort}`,
-        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-        RATE_LIMIT_LEASE_TTL_MS: `${leaseTtlMs}`,
-        RATE_LIMIT_REDIS_TIMEOUT_MS: '250',
-      });
-    gatewayA = { url: `http://127.0.0.1:${portA}`, proc: gateway('gateway-a', portA!, metrics[3]!) };
-    gatewayB = {
-      url: `http://127.0.0.1:${portB}`,
-      proc: gateway('gateway-b', portB!, metricsB!),
-      metrics: `http://127.0.0.1:${metricsB}/metrics`,
+    const limits = {
+      LOG_LEVEL: 'info',
+      REDIS_URL: redis.url,
+      RATE_LIMIT_LEASE_TTL_MS: `${leaseTtlMs}`,
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '250',
     };
-    procs.push(gatewayA.proc, gatewayB.proc);
-    await Promise.all([waitForReady(gatewayA.url, procs), waitForReady(gatewayB.url, procs)]);
-    identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
+    [gatewayA, gatewayB] = await Promise.all([
+      startGatewayProcess('gateway-a', backends, limits, procs),
+      startGatewayProcess('gateway-b', backends, limits, procs),
+    ]);
+    identityClient = createRpcClient(identity.IdentityService, backends.identity);
     teamId = (await identityClient.listTeams({})).teams[0]!.id;
   }, 180_000);
 
   afterAll(async () => {
     identityClient?.close();
     await Promise.all(procs.map((p) => p.stop()));
-    await redis?.stop();
+    await redis?.close();
     await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
   }, 60_000);
@@ -163,17 +144,17 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
     }
     latencies.sort((a, b) => a - b);
     expect(latencies[10]).toBeLessThan(250);
-    const metrics = await (await fetch(gatewayB.metrics)).text();
+    const metrics = await (await fetch(gatewayB.metricsUrl)).text();
     expect(metrics).toMatch(/^ratelimit_fallback_active 1$/m);
     expect(Number(metrics.match(/^ratelimit_fallback_total\{[^}]*\} (\d+)$/m)?.[1])).toBeGreaterThanOrEqual(
       20,
     );
     expect(gatewayB.proc.output().match(/falling back to per-process limits/g)).toHaveLength(1);
 
-    redis = startRedis(redisPort);
+    await redis.start();
     await eventually(async () => {
       await get(gatewayB.url, key);
-      const text = await (await fetch(gatewayB.metrics)).text();
+      const text = await (await fetch(gatewayB.metricsUrl)).text();
       return /^ratelimit_fallback_active 0$/m.test(text) ? true : undefined;
     }, 20_000);
     expect(gatewayB.proc.output()).toContain('rate limiter back on Redis');

@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from './index';
+
+export const repoRoot = path.resolve(__dirname, '../../..');
+
+/** A process a test or benchmark started, with everything it printed. */
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  /** SIGTERM, then SIGKILL after 10 s; resolves once it has exited (at once if it already has). */
+  stop(): Promise<void>;
+}
+
+export function startCommand(name: string, command: string, args: string[], env?: NodeJS.ProcessEnv): Proc {
+  const child = spawn(command, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return {
+    name,
+    child,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/**
+ * Starts a TypeScript entry point (`services/<name>/src/main.ts`) as its own Node process, the way
+ * `npm run start:<name>` does. `nodeArgs` go before the entry (e.g. `--cpu-prof`).
+ */
+export function startProcess(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): Proc {
+  return startCommand(name, process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+}
+
+/** Polls `<url>/readyz` until it answers 200 with every backend up; fails early when a process exits. */
+export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const proc of procs) {
+      if (proc.child.exitCode !== null)
+        throw new Error(`${proc.name} exited (${proc.child.exitCode}):\n${proc.output()}`);
+    }
+    try {
+      const response = await fetch(`${url}/readyz`);
+      const body = (await response.json()) as { backends: Record<string, boolean> };
+      if (response.ok && Object.values(body.backends).every(Boolean)) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(
+    `not ready within ${timeoutMs} ms:\n${procs.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`,
+  );
+}
+
+/** Where the backends of a topology listen, so that gateways can be pointed at them. */
+export interface Backends {
+  /** Environment every process of the topology shares (database, NATS, namespace). */
+  env: NodeJS.ProcessEnv;
+  identity: string;
+  budgets: string;
+  violations: string;
+}
+
+/**
+ * identity, budgets and violations, each as its own process on free loopback ports: the production
+ * topology, as the end-to-end tests and the benchmark run it.
+ */
+export async function startBackends(
+  env: NodeJS.ProcessEnv & { GUARD_BOOTSTRAP_API_KEY: string },
+  procs: Proc[],
+  nodeArgs: string[] = [],
+): Promise<Backends> {
+  const [identity, budgets, violations, ...metrics] = await Promise.all(Array.from({ length: 6 }, freePort));
+  const { GUARD_BOOTSTRAP_API_KEY, ...shared } = env;
+  const service = (name: string, grpcPort: number, metricsPort: number, extra: NodeJS.ProcessEnv = {}) =>
+    startProcess(
+      name,
+      `services/${name}/src/main.ts`,
+      { ...shared, GRPC_PORT: `${grpcPort}`, METRICS_PORT: `${metricsPort}`, ...extra },
+      nodeArgs,
+    );
+  procs.push(
+    service('identity', identity!, metrics[0]!, { GUARD_BOOTSTRAP_API_KEY }),
+    service('budgets', budgets!, metrics[1]!),
+    service('violations', violations!, metrics[2]!),
+  );
+  return {
+    env: shared,
+    identity: `127.0.0.1:${identity}`,
+    budgets: `127.0.0.1:${budgets}`,
+    violations: `127.0.0.1:${violations}`,
+  };
+}
+
+export interface GatewayProcess {
+  name: string;
+  url: string;
+  /** Its Prometheus endpoint. */
+  metricsUrl: string;
+  proc: Proc;
+}
+
+/** A gateway process on running backends, waited for until it and its backends are ready. */
+export async function startGatewayProcess(
+  name: string,
+  backends: Backends,
+  env: NodeJS.ProcessEnv,
+  procs: Proc[],
+  nodeArgs: string[] = [],
+): Promise<GatewayProcess> {
+  const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+  const proc = startProcess(
+    name,
+    'services/gateway/src/main.ts',
+    {
+      ...backends.env,
+      PORT: `${port}`,
+      METRICS_PORT: `${metricsPort}`,
+      IDENTITY_ADDR: backends.identity,
+      BUDGETS_ADDR: backends.budgets,
+      VIOLATIONS_ADDR: backends.violations,
+      ...env,
+    },
+    nodeArgs,
+  );
+  procs.push(proc);
+  const gateway = {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    proc,
+  };
+  await waitForReady(gateway.url, procs);
+  return gateway;
+}
