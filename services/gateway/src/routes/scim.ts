@@ -1,5 +1,4 @@
 import { Router, type Request, type Response } from 'express';
-import type { JsonObject } from '@bufbuild/protobuf';
 import type { scim } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, RpcClient } from '@costgov/rpc';
@@ -24,7 +23,7 @@ function checkKeys(value: unknown, path = 'body'): void {
   }
 }
 
-function bodyOf(req: Request): JsonObject {
+function bodyOf(req: Request): Uint8Array {
   const body: unknown = req.body;
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw scimError(
@@ -33,7 +32,7 @@ function bodyOf(req: Request): JsonObject {
     );
   }
   checkKeys(body);
-  return body as JsonObject;
+  return Buffer.from(JSON.stringify(body));
 }
 
 const list = (value: unknown) =>
@@ -67,10 +66,7 @@ const context = (req: Request): CallContext => ({ teamId: req.principal.teamId, 
 function sendResource(res: Response, status: number, reply: scim.ScimResource): void {
   if (reply.etag) res.setHeader('ETag', reply.etag);
   if (status === 201 && reply.location) res.setHeader('Location', reply.location);
-  res
-    .status(status)
-    .type(scimMediaType)
-    .send(JSON.stringify(reply.resource ?? {}));
+  res.status(status).type(scimMediaType).send(Buffer.from(reply.resourceJson));
 }
 
 /**
@@ -98,13 +94,10 @@ export function scimRoutes(client: ScimClient, options: { publicBaseUrl?: string
         kind === 'User'
           ? await client.listUsers(request, context(req))
           : await client.listGroups(request, context(req));
-      res
-        .status(200)
-        .type(scimMediaType)
-        .send(JSON.stringify(reply.body ?? {}));
+      res.status(200).type(scimMediaType).send(Buffer.from(reply.bodyJson));
     });
     router.post(path, async (req, res) => {
-      const request = { body: bodyOf(req), baseUrl: base(req), projection: projectionOf(req) };
+      const request = { bodyJson: bodyOf(req), baseUrl: base(req), projection: projectionOf(req) };
       sendResource(
         res,
         201,
@@ -127,7 +120,7 @@ export function scimRoutes(client: ScimClient, options: { publicBaseUrl?: string
       router[method](`${path}/:id`, async (req, res) => {
         const request = {
           id: String(req.params.id),
-          body: bodyOf(req),
+          bodyJson: bodyOf(req),
           baseUrl: base(req),
           projection: projectionOf(req),
           ifMatch: req.get('if-match') ?? '',
@@ -164,10 +157,7 @@ export function scimRoutes(client: ScimClient, options: { publicBaseUrl?: string
         { endpoint, id: String(req.params.id ?? ''), baseUrl: base(req) },
         context(req),
       );
-      res
-        .status(200)
-        .type(scimMediaType)
-        .send(JSON.stringify(reply.resource ?? {}));
+      res.status(200).type(scimMediaType).send(Buffer.from(reply.resourceJson));
     };
     router.get(`/${endpoint}`, discover);
     if (endpoint !== 'ServiceProviderConfig') router.get(`/${endpoint}/:id`, discover);

@@ -1,4 +1,3 @@
-import type { JsonObject } from '@bufbuild/protobuf';
 import type { scim } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
 import { BadRequestError, DomainError, type ErrorCode } from '@costgov/errors';
@@ -36,14 +35,22 @@ async function scimCall<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-// protobuf-es maps google.protobuf.Struct to a plain JSON object on both sides.
-const struct = (value: Record<string, unknown>): JsonObject => value as JsonObject;
-const json = (value: JsonObject | undefined): unknown => value ?? {};
+const encode = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+
+/** The request body; the gateway sends what it parsed, so a failure here is a broken caller. */
+function json(bytes: Uint8Array): unknown {
+  if (bytes.length === 0) return {};
+  try {
+    return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
+  } catch {
+    throw new ScimError(400, 'invalidSyntax', 'The body is not valid JSON.');
+  }
+}
 
 function resourceReply(resource: Record<string, unknown>, projection: Projection | undefined) {
   const meta = resource.meta as { version?: string; location?: string } | undefined;
   return {
-    resource: struct(project(resource, projection)),
+    resourceJson: encode(project(resource, projection)),
     etag: meta?.version ?? '',
     location: meta?.location ?? '',
   };
@@ -51,7 +58,7 @@ function resourceReply(resource: Record<string, unknown>, projection: Projection
 
 function listReply(page: ListPage, projection: Projection | undefined) {
   return {
-    body: struct({
+    bodyJson: encode({
       schemas: [listResponseSchema],
       totalResults: page.totalResults,
       startIndex: page.startIndex,
@@ -125,7 +132,7 @@ export function scimRpc({
       create: (r: scim.ScimWriteRequest, ctx: CallContext) =>
         scimCall(async () =>
           resourceReply(
-            await store.create(await enterpriseTeam(ctx), json(r.body), r.baseUrl),
+            await store.create(await enterpriseTeam(ctx), json(r.bodyJson), r.baseUrl),
             projectionOf(r.projection),
           ),
         ),
@@ -149,7 +156,7 @@ export function scimRpc({
             await store.replace(
               await enterpriseTeam(ctx),
               r.id,
-              json(r.body),
+              json(r.bodyJson),
               r.baseUrl,
               r.ifMatch || undefined,
             ),
@@ -162,7 +169,7 @@ export function scimRpc({
             await store.patch(
               await enterpriseTeam(ctx),
               r.id,
-              json(r.body),
+              json(r.bodyJson),
               r.baseUrl,
               r.ifMatch || undefined,
             ),
@@ -211,7 +218,7 @@ export function scimRpc({
       scimCall(async () => {
         await enterpriseTeam(ctx);
         return {
-          resource: struct(discover(r.endpoint, r.id, r.baseUrl) as Record<string, unknown>),
+          resourceJson: encode(discover(r.endpoint, r.id, r.baseUrl)),
           etag: '',
           location: '',
         };
