@@ -6,8 +6,9 @@ import { ScimError } from './errors';
 import { filterToSql, groupFilterAttributes, parseFilter } from './filter';
 import { listPage, type ListInput, type ListPage } from './paging';
 import { applyGroupPatch, type GroupDoc } from './patch';
-import { checkIfMatch, groupResource, type ResourceMeta } from './render';
+import { groupResource, type ResourceMeta } from './render';
 import { checkGroup, readGroupResource } from './resources';
+import { versionedWrites } from './writes';
 
 interface GroupRow {
   id: string;
@@ -206,26 +207,19 @@ export function scimGroupsFactory({
     );
   }
 
-  async function replaceGroup(teamId: string, id: string, body: unknown, baseUrl: string, ifMatch?: string) {
-    const doc = readGroupResource(body);
-    const group = await db.transaction(async (tx) => {
-      const current = await find(tx, teamId, id, true);
-      checkIfMatch('group', current.version, ifMatch);
-      return save(tx, teamId, id, doc, current);
-    });
-    return render(group, baseUrl);
-  }
-
-  async function patchGroup(teamId: string, id: string, body: unknown, baseUrl: string, ifMatch?: string) {
-    const group = await db.transaction(async (tx) => {
-      const current = await find(tx, teamId, id, true);
-      checkIfMatch('group', current.version, ifMatch);
+  const writes = versionedWrites<GroupDoc, StoredGroup>({
+    db,
+    kind: 'group',
+    find,
+    save,
+    render,
+    read: readGroupResource,
+    patch: (current, body) => {
       const next = applyGroupPatch(current, body);
       checkGroup(next);
-      return save(tx, teamId, id, next, current);
-    });
-    return render(group, baseUrl);
-  }
+      return next;
+    },
+  });
 
   async function deleteGroup(teamId: string, id: string): Promise<void> {
     await db.transaction(async (tx) => {
@@ -235,7 +229,14 @@ export function scimGroupsFactory({
     });
   }
 
-  return { createGroup, getGroup, listGroups, replaceGroup, patchGroup, deleteGroup };
+  return {
+    createGroup,
+    getGroup,
+    listGroups,
+    replaceGroup: writes.replace,
+    patchGroup: writes.patch,
+    deleteGroup,
+  };
 }
 
 export type ScimGroups = ReturnType<typeof scimGroupsFactory>;

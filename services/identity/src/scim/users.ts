@@ -5,8 +5,9 @@ import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
 import { filterToSql, parseFilter, userFilterAttributes } from './filter';
 import { applyUserPatch, type UserDoc } from './patch';
-import { checkIfMatch, userResource, type ResourceMeta } from './render';
+import { userResource, type ResourceMeta } from './render';
 import { checkUser, readUserResource } from './resources';
+import { versionedWrites } from './writes';
 import { listPage, type ListInput, type ListPage } from './paging';
 
 interface UserRow {
@@ -193,27 +194,20 @@ export function scimUsersFactory({
     );
   }
 
-  /** PUT: the body replaces the user; omitted attributes are reset (name, emails empty; active true). */
-  async function replaceUser(teamId: string, id: string, body: unknown, baseUrl: string, ifMatch?: string) {
-    const doc = readUserResource(body);
-    const user = await db.transaction(async (tx) => {
-      const current = await find(tx, teamId, id, true);
-      checkIfMatch('user', current.version, ifMatch);
-      return save(tx, teamId, id, doc, current);
-    });
-    return render(user, baseUrl);
-  }
-
-  async function patchUser(teamId: string, id: string, body: unknown, baseUrl: string, ifMatch?: string) {
-    const user = await db.transaction(async (tx) => {
-      const current = await find(tx, teamId, id, true);
-      checkIfMatch('user', current.version, ifMatch);
+  /** PUT resets what the body omits (name, emails empty; active true); PATCH applies a PatchOp. */
+  const writes = versionedWrites<UserDoc, StoredUser>({
+    db,
+    kind: 'user',
+    find,
+    save,
+    render,
+    read: readUserResource,
+    patch: (current, body) => {
       const next = applyUserPatch(current, body);
       checkUser(next);
-      return save(tx, teamId, id, next, current);
-    });
-    return render(user, baseUrl);
-  }
+      return next;
+    },
+  });
 
   async function deleteUser(teamId: string, id: string): Promise<never> {
     await find(db, teamId, id);
@@ -228,8 +222,8 @@ export function scimUsersFactory({
     createUser,
     getUser,
     listUsers,
-    replaceUser,
-    patchUser,
+    replaceUser: writes.replace,
+    patchUser: writes.patch,
     deleteUser,
   };
 }
