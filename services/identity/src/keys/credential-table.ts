@@ -77,7 +77,15 @@ export function credentialTable<Row extends CredentialRow>(
     return row;
   }
 
-  return { revoke, authenticate };
+  async function list(db: Queryable, teamId: string): Promise<Row[]> {
+    const { rows } = await db.query<Row>(
+      `SELECT * FROM ${table} WHERE team_id = $1 ORDER BY created_at, id`,
+      [teamId],
+    );
+    return rows;
+  }
+
+  return { revoke, authenticate, list };
 }
 
 /** Runs an insert of a team's credential; a team that does not exist is NotFoundError, not a database error. */

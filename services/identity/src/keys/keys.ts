@@ -97,11 +97,7 @@ export function apiKeysFactory({
   }
 
   async function listApiKeys(teamId: string): Promise<ApiKey[]> {
-    const { rows } = await db.query<ApiKeyRow>(
-      'SELECT * FROM api_keys WHERE team_id = $1 ORDER BY created_at, id',
-      [teamId],
-    );
-    return rows.map(toApiKey);
+    return (await table.list(db, teamId)).map(toApiKey);
   }
 
   async function revokeApiKey(teamId: string, id: string): Promise<ApiKey> {

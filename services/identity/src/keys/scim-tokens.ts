@@ -61,11 +61,7 @@ export function scimTokensFactory({
   }
 
   async function listScimTokens(teamId: string): Promise<ScimToken[]> {
-    const { rows } = await db.query<CredentialRow>(
-      'SELECT * FROM scim_tokens WHERE team_id = $1 ORDER BY created_at, id',
-      [teamId],
-    );
-    return rows.map(toScimToken);
+    return (await table.list(db, teamId)).map(toScimToken);
   }
 
   async function revokeScimToken(teamId: string, id: string): Promise<ScimToken> {
