@@ -3,7 +3,7 @@ import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
 import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
-import { filterToSql, groupFilterAttributes, parseFilter } from './filter';
+import { groupFilterAttributes } from './filter';
 import { listPage, type ListInput, type ListPage } from './paging';
 import { applyGroupPatch, type GroupDoc } from './patch';
 import { groupResource, type ResourceMeta } from './render';
@@ -175,18 +175,10 @@ export function scimGroupsFactory({
   }
 
   async function listGroups(teamId: string, input: ListInput, baseUrl: string): Promise<ListPage> {
-    const where = ['team_id = $1'];
-    const params: unknown[] = [teamId];
-    if (input.filter) {
-      const sql = filterToSql(parseFilter(input.filter, groupFilterAttributes), groupFilterAttributes, 2);
-      where.push(sql.sql);
-      params.push(...sql.params);
-    }
     return listPage(
       db,
       input,
-      `FROM scim_groups WHERE ${where.join(' AND ')}`,
-      params,
+      { table: 'scim_groups', attributes: groupFilterAttributes, teamId },
       async (rows: GroupRow[]) => {
         const members = await membersOf(
           db,

@@ -1,4 +1,5 @@
 import type { Queryable } from '@costgov/db';
+import { filterToSql, parseFilter, type AttributeSpec } from './filter';
 
 export interface ListInput {
   filter?: string;
@@ -18,14 +19,28 @@ export interface ListPage {
   Resources: Array<Record<string, unknown>>;
 }
 
-/** One page of a SCIM list, in a stable order (by creation), with the total count. */
+/**
+ * One page of a team's resources in `table`, narrowed by the SCIM filter (parsed against `attributes`),
+ * in a stable order (by creation), with the total count.
+ */
 export async function listPage<Row>(
   db: Queryable,
   input: ListInput,
-  from: string,
-  params: unknown[],
+  source: {
+    table: 'scim_users' | 'scim_groups';
+    attributes: Readonly<Record<string, AttributeSpec>>;
+    teamId: string;
+  },
   render: (rows: Row[]) => Promise<Array<Record<string, unknown>>>,
 ): Promise<ListPage> {
+  const where = ['team_id = $1'];
+  const params: unknown[] = [source.teamId];
+  if (input.filter) {
+    const sql = filterToSql(parseFilter(input.filter, source.attributes), source.attributes, 2);
+    where.push(sql.sql);
+    params.push(...sql.params);
+  }
+  const from = `FROM ${source.table} WHERE ${where.join(' AND ')}`;
   const startIndex = Math.max(1, Math.trunc(input.startIndex ?? 1) || 1);
   const count = Math.min(maxCount, Math.max(0, Math.trunc(input.count ?? defaultCount)));
   const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params);

@@ -3,7 +3,7 @@ import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
 import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
-import { filterToSql, parseFilter, userFilterAttributes } from './filter';
+import { userFilterAttributes } from './filter';
 import { applyUserPatch, type UserDoc } from './patch';
 import { userResource, type ResourceMeta } from './render';
 import { checkUser, readUserResource } from './resources';
@@ -174,18 +174,10 @@ export function scimUsersFactory({
   }
 
   async function listUsers(teamId: string, input: ListInput, baseUrl: string): Promise<ListPage> {
-    const where = ['team_id = $1'];
-    const params: unknown[] = [teamId];
-    if (input.filter) {
-      const sql = filterToSql(parseFilter(input.filter, userFilterAttributes), userFilterAttributes, 2);
-      where.push(sql.sql);
-      params.push(...sql.params);
-    }
     return listPage(
       db,
       input,
-      `FROM scim_users WHERE ${where.join(' AND ')}`,
-      params,
+      { table: 'scim_users', attributes: userFilterAttributes, teamId },
       async (rows: UserRow[]) => {
         const users = rows.map(toUser);
         const groups = await groupsOf(users.map((u) => u.id));
