@@ -3,12 +3,11 @@ import type { Queryable } from '@costgov/db';
 import { BadRequestError, DomainError, type ErrorCode } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
 import { ScimError } from './errors';
+import { listResponseSchema } from './discovery';
 import type { ScimGroups } from './groups';
 import type { ListPage } from './paging';
 import { project, type Projection } from './render';
 import type { ScimUsers } from './users';
-
-const listResponseSchema = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
 const codeOfStatus: Record<number, ErrorCode> = {
   400: 'bad_request',
