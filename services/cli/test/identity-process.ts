@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { identity } from '@costgov/contracts';
 import { checkHealth, createRpcClient } from '@costgov/rpc';
-import { freePort } from '@costgov/testing';
+import { freePort, startCommand } from '@costgov/testing';
 
-export const repoRoot = path.resolve(__dirname, '../../..');
+export { repoRoot } from '@costgov/testing';
 
 export interface IdentityProcess {
   /** host:port of its gRPC server. */
@@ -36,23 +35,15 @@ export async function startIdentity(timeoutMs = 80_000): Promise<IdentityProcess
   };
   for (const name of ['DATABASE_URL', 'NATS_URL', 'REDIS_URL', 'GUARD_BOOTSTRAP_API_KEY']) delete env[name];
 
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/identity/src/main.ts'], {
-    cwd: repoRoot,
+  const proc = startCommand(
+    'identity',
+    process.execPath,
+    ['--import', 'tsx', 'services/identity/src/main.ts'],
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-
+  );
+  const { child } = proc;
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.kill('SIGTERM');
-      await exited;
-      clearTimeout(timer);
-    }
+    await proc.stop();
     await rm(dataDir, { recursive: true, force: true });
   };
 
@@ -60,7 +51,7 @@ export async function startIdentity(timeoutMs = 80_000): Promise<IdentityProcess
   const deadline = Date.now() + timeoutMs;
   const fail = async (reason: string): Promise<never> => {
     await stop();
-    throw new Error(`identity ${reason}:\n${output}`);
+    throw new Error(`identity ${reason}:\n${proc.output()}`);
   };
   for (;;) {
     if (child.exitCode !== null) await fail(`exited (${child.exitCode}) before serving`);
@@ -76,12 +67,12 @@ export async function startIdentity(timeoutMs = 80_000): Promise<IdentityProcess
   }
 
   // The port was free a moment before the process bound it; make sure the server answering is this one.
-  const defaultTeamId = /Created team 'default' \((\w+)\)/.exec(output)?.[1];
+  const defaultTeamId = /Created team 'default' \((\w+)\)/.exec(proc.output())?.[1];
   if (!defaultTeamId) return fail('serves but did not print its bootstrap team');
   const client = createRpcClient(identity.IdentityService, address);
   const team = await client.getTeam({ id: defaultTeamId }).catch(() => undefined);
   client.close();
   if (team?.name !== 'default') return fail(`is not the server answering on ${address}`);
 
-  return { address, defaultTeamId, output: () => output, stop };
+  return { address, defaultTeamId, output: proc.output, stop };
 }
