@@ -1,4 +1,5 @@
 import { SpanKind, trace } from '@opentelemetry/api';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bus, ConsumeOptions, Consumer, DeliveryInfo } from './bus';
 import type { CloudEvent } from './cloudevent';
@@ -161,6 +162,73 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       expect(received.filter((r) => r.event.id === poison.id).map((r) => r.info.deliveryCount)).toEqual([
         1, 2,
       ]);
+    });
+
+    it.each([
+      ['undefined', undefined],
+      ['null', null],
+      ['a string', 'plain string'],
+      ['an object', { reason: 'no message' }],
+      ['an object without a text form', Object.create(null) as object],
+    ])('survives a handler that throws %s: redelivers, terminates, goes on', async (_, thrown) => {
+      const poison = testEvent();
+      const seen: Array<[string, number]> = [];
+      consumers.push(
+        await bus.consume({
+          durable: 'odd-throws',
+          types: ['budgets.>'],
+          backoffMs: 10,
+          maxDeliver: 2,
+          handler: async (event, info) => {
+            seen.push([event.id, info.deliveryCount]);
+            if (event.id === poison.id) throw thrown;
+          },
+        }),
+      );
+      await bus.publish(poison);
+      await eventually(() =>
+        expect(logLines.some((line) => line.level === 'error' && line.event_id === poison.id)).toBe(true),
+      );
+      const next = testEvent();
+      await bus.publish(next);
+      await eventually(() => expect(seen).toContainEqual([next.id, 1]));
+      expect(seen.filter(([id]) => id === poison.id).map(([, count]) => count)).toEqual([1, 2]);
+    });
+
+    it('redelivers and goes on when logging the failure throws too', async () => {
+      // A serializer that throws, as one can on an exotic thrown value: logging is not allowed to lose the message.
+      const brokenLogger = pino(
+        {
+          level: 'debug',
+          serializers: {
+            err: () => {
+              throw new Error('serializer broke');
+            },
+          },
+        },
+        { write: () => undefined },
+      );
+      const broken = await implementation.open(brokenLogger);
+      try {
+        const seen: number[] = [];
+        const consumer = await broken.bus.consume({
+          durable: 'broken-logs',
+          types: ['budgets.>'],
+          backoffMs: 10,
+          handler: async (_, info) => {
+            seen.push(info.deliveryCount);
+            if (info.deliveryCount === 1) throw new Error('first delivery fails');
+          },
+        });
+        await broken.bus.publish(testEvent());
+        await eventually(() => expect(seen).toEqual([1, 2]));
+        const next = testEvent();
+        await broken.bus.publish(next);
+        await eventually(() => expect(seen).toEqual([1, 2, 1]));
+        await consumer.stop();
+      } finally {
+        await broken.close();
+      }
     });
 
     it('redelivers a message whose handler outlives the ack wait', async () => {

@@ -2,6 +2,7 @@ import type { Logger } from '@costgov/log';
 import { redeliveryDelayMs, type ResolvedConsumeOptions } from './bus';
 import { fromWire, type CloudEvent, type WireMessage } from './cloudevent';
 import { matchesAny } from './patterns';
+import { messageOf } from './thrown';
 import { withConsumeSpan, type SpanTarget } from './tracing';
 
 /** What to tell the broker about a delivered message. */
@@ -20,13 +21,21 @@ export interface Delivery {
  * The semantics both buses share: decode, skip types this consumer did not ask for, run the handler
  * in a consumer span, and turn its outcome into ack, nak with backoff, or terminate after maxDeliver.
  */
-export async function deliver({
-  message,
-  deliveryCount,
-  options,
-  logger,
-  system,
-}: Delivery): Promise<Settlement> {
+export async function deliver(delivery: Delivery): Promise<Settlement> {
+  try {
+    return await settle(delivery);
+  } catch (error) {
+    // A fault outside the handler (a logger, a span) must not lose the message or stall the consumer.
+    try {
+      delivery.logger.error({ err: error, durable: delivery.options.durable }, 'delivering an event failed');
+    } catch {
+      // nothing left to tell
+    }
+    return { kind: 'nak', delayMs: redeliveryDelayMs(delivery.options, delivery.deliveryCount) };
+  }
+}
+
+async function settle({ message, deliveryCount, options, logger, system }: Delivery): Promise<Settlement> {
   const { durable } = options;
   let event: CloudEvent;
   try {
@@ -34,7 +43,7 @@ export async function deliver({
   } catch (error) {
     // Redelivering cannot repair a malformed message; drop it loudly.
     logger.error({ err: error, durable, nats_subject: message.subject }, 'malformed event terminated');
-    return { kind: 'term', reason: (error as Error).message };
+    return { kind: 'term', reason: messageOf(error) };
   }
   // The broker filters by producing service only (see nats.ts); finer type patterns apply here.
   if (!matchesAny(options.types, event.type)) return { kind: 'ack' };
@@ -51,7 +60,7 @@ export async function deliver({
         { ...fields, err: error },
         `event handler failed ${deliveryCount} times; message terminated`,
       );
-      return { kind: 'term', reason: `handler failed ${deliveryCount} times: ${(error as Error).message}` };
+      return { kind: 'term', reason: `handler failed ${deliveryCount} times: ${messageOf(error)}` };
     }
     const delayMs = redeliveryDelayMs(options, deliveryCount);
     logger.warn({ ...fields, err: error, retry_in_ms: delayMs }, 'event handler failed; redelivering');

@@ -105,6 +105,32 @@ describe.each(busImplementations)('inbox on the $name bus', (implementation) => 
     expect(rows).toEqual([{ event_id: event.id }]);
   });
 
+  it('rides out a database that fails mid-stream: the event is redelivered and applied once', async () => {
+    let failNext = 1;
+    const flaky: Db = {
+      ...db,
+      transaction: (fn) =>
+        failNext-- > 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : db.transaction(fn),
+    };
+    consumer = await consumeWithInbox({
+      db: flaky,
+      bus: testBus.bus,
+      logger,
+      durable: 'violations-projects',
+      types: ['budgets.project.deleted'],
+      backoffMs: 10,
+      handler: applyEffect,
+    });
+    const [first, second] = [testEvent(), testEvent()];
+    await testBus.bus.publish(first);
+    await testBus.bus.publish(second);
+
+    await eventually(async () =>
+      expect((await effects()).map((row) => row.event_id).sort()).toEqual([first.id, second.id].sort()),
+    );
+    expect(logLines.some((line) => line.msg === 'event handler failed; redelivering')).toBe(true);
+  });
+
   it('runs the handler in a consumer span that continues the producer trace', async () => {
     await start(applyEffect);
     const traceId = await trace.getTracer('test').startActiveSpan('request', async (span) => {

@@ -1,5 +1,5 @@
-import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { Logger } from '@costgov/log';
 import { resolveConsumeOptions, type Bus, type Consumer, type ResolvedConsumeOptions } from './bus';
 import {
@@ -13,6 +13,7 @@ import {
 import { deliver } from './delivery';
 import { createGate } from './gate';
 import { consumerName, ensureConsumer, ensureStream, serviceSubjects } from './jetstream-setup';
+import { connectNats } from './nats-connect';
 import { withPublishSpan } from './tracing';
 
 export interface NatsBusOptions {
@@ -22,6 +23,8 @@ export interface NatsBusOptions {
   logger: Logger;
   /** Connection name shown in the server's monitoring. */
   name?: string;
+  /** How long the first connection may take before createNatsBus rejects. Default 30 s. */
+  connectTimeoutMs?: number;
 }
 
 interface ConsumeRun {
@@ -36,19 +39,11 @@ export async function createNatsBus({
   namespace = defaultNamespace,
   logger,
   name,
+  connectTimeoutMs = 30_000,
 }: NatsBusOptions): Promise<Bus> {
   assertNamespace(namespace);
   const log = logger.child({ component: 'bus', bus: 'nats' });
-  // A broker outage must not end the process: keep reconnecting, also before the first connection.
-  log.info({ servers: url.replace(/\/\/[^@/]*@/g, '//') }, 'connecting to NATS');
-  const nc = await connect({
-    servers: url.split(','),
-    name,
-    maxReconnectAttempts: -1,
-    waitOnFirstConnect: true,
-  });
-  void logConnectionStatus(nc, log);
-  const jsm = await jetstreamManager(nc);
+  const { nc, jsm } = await connectNats({ url, name, logger: log, connectTimeoutMs });
   const js = jetstream(nc);
 
   const streams = new Map<string, Promise<string>>();
@@ -108,13 +103,16 @@ export async function createNatsBus({
       logger: log,
       system: 'nats',
     });
-    if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);
-    if (settlement.kind === 'term') return msg.term(settlement.reason);
     try {
+      if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);
+      if (settlement.kind === 'term') return msg.term(settlement.reason);
       await msg.ackAck();
     } catch (error) {
-      // The effect is done; the message comes back after the ack wait and the inbox skips it.
-      log.warn({ err: error, durable: options.durable, nats_subject: msg.subject }, 'ack not confirmed');
+      // A lost connection: the message comes back after the ack wait (the inbox skips a done effect).
+      log.warn(
+        { err: error, durable: options.durable, nats_subject: msg.subject },
+        'settlement not confirmed',
+      );
     }
   }
 
@@ -195,13 +193,5 @@ async function watchConsumer(
     } else if (status.type === 'heartbeats_missed') {
       log.warn({ missed: status.count }, 'consumer heartbeats missed');
     }
-  }
-}
-
-async function logConnectionStatus(nc: NatsConnection, log: Logger): Promise<void> {
-  for await (const status of nc.status()) {
-    if (status.type === 'disconnect') log.warn({ server: status.server }, 'NATS disconnected; reconnecting');
-    else if (status.type === 'reconnect') log.info({ server: status.server }, 'NATS reconnected');
-    else if (status.type === 'error') log.error({ err: status.error }, 'NATS connection error');
   }
 }

@@ -14,6 +14,7 @@ import { startOutboxRelay, type OutboxRelay } from './relay';
 import { busImplementations, captureLogger, eventually, recordSpans, type TestBus } from './test-support';
 
 recordSpans();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const outbox = createOutbox({ source: 'budgets' });
 let db: Db;
 
@@ -102,6 +103,10 @@ describe.each(busImplementations)('outbox relay on the $name bus', (implementati
   });
 });
 
+// These relays only poll (every 10 s), so nothing but the test's own flush() calls runs a round: a commit's
+// NOTIFY or the listener's catch-up wake-up would otherwise start one at a moment the test does not choose.
+const pollingOnly = (): Db => ({ ...db, listen: undefined });
+
 describe('outbox relay failures', () => {
   it('logs a failed publish once and publishes on a later round, in order', async () => {
     const { logger, lines } = captureLogger();
@@ -116,25 +121,29 @@ describe('outbox relay failures', () => {
         await inner.publish(event);
       },
     };
-    const relay = startOutboxRelay({ db, bus: flaky, logger, pollMs: 10_000 });
-    await relay.flush(); // the first round, started at once, sees an empty outbox
-    const written = await db.transaction(async (tx) => [
-      await outbox.add(tx, { type: 'budgets.project.created', data: {} }),
-      await outbox.add(tx, { type: 'budgets.project.deleted', data: {} }),
-    ]);
+    const relay = startOutboxRelay({ db: pollingOnly(), bus: flaky, logger, pollMs: 10_000 });
+    try {
+      await relay.flush(); // the first round, started at once, sees an empty outbox
+      const written = await db.transaction(async (tx) => [
+        await outbox.add(tx, { type: 'budgets.project.created', data: {} }),
+        await outbox.add(tx, { type: 'budgets.project.deleted', data: {} }),
+      ]);
 
-    expect(await relay.flush()).toBe(0);
-    expect(await relay.flush()).toBe(0);
-    expect(await unpublished()).toEqual(written.map((e) => e.id));
-    expect(lines.filter((line) => line.level === 'error')).toHaveLength(1);
-    expect(lines[0]?.err).toMatchObject({ message: 'nats: no responders' });
+      expect(await relay.flush()).toBe(0);
+      expect(await relay.flush()).toBe(0);
+      expect(await unpublished()).toEqual(written.map((e) => e.id));
+      const errors = lines.filter((line) => line.level === 'error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]?.err).toMatchObject({ message: 'nats: no responders' });
 
-    down = false;
-    expect(await relay.flush()).toBe(2);
-    expect(published).toEqual(written.map((e) => e.id));
-    expect(await unpublished()).toEqual([]);
-    await relay.stop();
-    await inner.close();
+      down = false;
+      expect(await relay.flush()).toBe(2);
+      expect(published).toEqual(written.map((e) => e.id));
+      expect(await unpublished()).toEqual([]);
+    } finally {
+      await relay.stop();
+      await inner.close();
+    }
   });
 
   it.runIf(process.env.DATABASE_URL)(
@@ -153,16 +162,131 @@ describe('outbox relay failures', () => {
         });
       }
       const relays = [1, 2].map(() =>
-        startOutboxRelay({ db, bus: counting, logger, pollMs: 10_000, batchSize: 7 }),
+        startOutboxRelay({ db: pollingOnly(), bus: counting, logger, pollMs: 10_000, batchSize: 7 }),
       );
-      const counts = await Promise.all(relays.map((relay) => relay.flush()));
-      await Promise.all(relays.map((relay) => relay.stop()));
-
-      expect(counts[0]! + counts[1]!).toBe(100);
+      try {
+        const counts = await Promise.all(relays.map((relay) => relay.flush()));
+        expect(counts[0]! + counts[1]!).toBe(100);
+      } finally {
+        await Promise.all(relays.map((relay) => relay.stop()));
+      }
       expect(new Set(published).size).toBe(100);
       expect(published).toHaveLength(100);
+      expect(await unpublished()).toEqual([]);
     },
   );
+});
+
+describe('outbox relay wake-up', () => {
+  it('publishes a committed event at once, not at the next poll', async () => {
+    const { logger, lines } = captureLogger();
+    const bus = createMemoryBus({ logger });
+    const received: string[] = [];
+    const consumer = await bus.consume({
+      durable: 'woken',
+      types: ['budgets.>'],
+      handler: async (event) => void received.push(event.id),
+    });
+    const relay = startOutboxRelay({ db, bus, logger, pollMs: 5_000 });
+    try {
+      await relay.flush(); // the first round, started at once, sees an empty outbox; now it sleeps 5 s
+      await eventually(() => expect(lines.map((line) => line.msg)).toContain('listening for outbox commits'));
+      for (let i = 0; i < 3; i++) {
+        const event = await db.transaction((tx) =>
+          outbox.add(tx, { type: 'budgets.apikey.revoked', data: { i } }),
+        );
+        const committed = Date.now();
+        await eventually(() => expect(received).toContain(event.id), 1_000);
+        expect(Date.now() - committed).toBeLessThan(1_000);
+      }
+    } finally {
+      await relay.stop();
+      await consumer.stop();
+      await bus.close();
+    }
+  });
+});
+
+describe.runIf(process.env.DATABASE_URL)('outbox relay whose listening connection drops', () => {
+  it('listens again by itself, and commits wake it as before', async () => {
+    const { logger, lines } = captureLogger();
+    const bus = createMemoryBus({ logger });
+    const published: string[] = [];
+    const recording: Bus = { ...bus, publish: async (event) => void published.push(event.id) };
+    const relay = startOutboxRelay({ db, bus: recording, logger, pollMs: 5_000 });
+    const listeners = async () =>
+      (
+        await db.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN ' || left('outbox_' || current_schema(), 63)`,
+        )
+      ).rows;
+    try {
+      const [first] = await eventually(async () => {
+        const found = await listeners();
+        expect(found).toHaveLength(1);
+        return found;
+      });
+      await db.query('SELECT pg_terminate_backend($1)', [first!.pid]);
+      await eventually(() =>
+        expect(lines.map((line) => line.msg)).toContain('listening for outbox commits again'),
+      );
+      expect(lines.filter((line) => line.msg.startsWith('not listening'))).toHaveLength(1);
+      expect((await listeners()).map((row) => row.pid)).not.toContain(first!.pid);
+
+      const event = await db.transaction((tx) =>
+        outbox.add(tx, { type: 'budgets.apikey.revoked', data: {} }),
+      );
+      await eventually(() => expect(published).toContain(event.id), 1_000);
+    } finally {
+      await relay.stop();
+      await bus.close();
+    }
+  });
+});
+
+describe('outbox relay while the database is down', () => {
+  it('logs once per outage, backs off, and publishes what was written once it is back', async () => {
+    const { logger, lines } = captureLogger();
+    const bus = createMemoryBus({ logger });
+    const published: string[] = [];
+    const recording: Bus = { ...bus, publish: async (event) => void published.push(event.id) };
+    let down = false;
+    let reads = 0;
+    const failing = <T>(run: () => Promise<T>): Promise<T> => {
+      if (!down) return run();
+      reads++;
+      return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    };
+    const flaky: Db = {
+      ...db,
+      query: (sql, params) => failing(() => db.query(sql, params)),
+      transaction: (fn) => failing(() => db.transaction(fn)),
+    };
+    const relay = startOutboxRelay({ db: flaky, bus: recording, logger, pollMs: 10 });
+    try {
+      await relay.flush();
+      down = true;
+      await sleep(500);
+      // Backing off from 10 ms (doubling), it looks about 6 times in 500 ms rather than 50.
+      expect(reads).toBeGreaterThan(1);
+      expect(reads).toBeLessThan(15);
+      const errors = lines.filter((line) => line.level === 'error');
+      expect(errors.map((line) => line.msg)).toEqual(['reading the outbox failed; retrying with backoff']);
+
+      const event = await db.transaction((tx) =>
+        outbox.add(tx, { type: 'budgets.project.created', data: {} }),
+      );
+      down = false;
+      await eventually(() => expect(published).toContain(event.id), 3_000);
+      await eventually(() =>
+        expect(lines.some((line) => line.msg === 'reading the outbox works again')).toBe(true),
+      );
+      expect(lines.filter((line) => line.level === 'error')).toHaveLength(1);
+    } finally {
+      await relay.stop();
+      await bus.close();
+    }
+  });
 });
 
 describe('outbox entries', () => {

@@ -3,6 +3,7 @@ import type { Queryable } from '@costgov/db';
 import { newId as defaultNewId, type IdGenerator } from '@costgov/ids';
 import { assertEventType, serviceOf, type CloudEvent } from './cloudevent';
 import { encodePayload } from './protobuf';
+import { outboxChannelSql } from './relay';
 import { currentTraceHeaders } from './tracing';
 
 export interface OutboxOptions {
@@ -30,7 +31,7 @@ export type OutboxHeaders = Pick<CloudEvent, 'source' | 'time' | 'traceparent' |
 
 /**
  * Writes events in the caller's transaction, so an event exists if and only if its change committed.
- * The relay (relay.ts) publishes them later.
+ * The relay (relay.ts) publishes them as soon as that transaction commits.
  */
 export function createOutbox({ source, newId = defaultNewId, now = () => new Date() }: OutboxOptions) {
   async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
@@ -57,8 +58,13 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
       traceparent: event.traceparent,
       tracestate: event.tracestate,
     };
+    // The NOTIFY is delivered when (and only if) the transaction commits: it wakes the relay at once.
     await tx.query(
-      'INSERT INTO outbox (id, type, subject, data, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)',
+      `WITH added AS (
+         INSERT INTO outbox (id, type, subject, data, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)
+         RETURNING id
+       )
+       SELECT pg_notify(${outboxChannelSql}, '') FROM added`,
       [event.id, event.type, event.subject ?? null, JSON.stringify(event.data), JSON.stringify(headers)],
     );
     return event;

@@ -10,6 +10,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import type { CloudEvent } from './cloudevent';
+import { messageOf } from './thrown';
 
 const tracer = trace.getTracer('@costgov/bus');
 
@@ -92,8 +93,9 @@ async function settleSpan<T>(span: Span, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    span.recordException(error as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    // A handler may throw anything; the span must not replace it with a TypeError of its own.
+    span.recordException(error instanceof Error ? error : messageOf(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) });
     throw error;
   } finally {
     span.end();

@@ -52,6 +52,8 @@ export const baseConfig = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   DATABASE_URL: optionalUrl,
   NATS_URL: optionalUrl,
+  /** How long a process keeps trying to reach NATS at start before it exits with the reason. */
+  NATS_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   REDIS_URL: optionalUrl,
   /** Prefix of NATS subjects and stream names; lets several deployments (or test runs) share one server. */
   EVENT_NAMESPACE: z
@@ -60,3 +62,13 @@ export const baseConfig = z.object({
     .default('costgov'),
   RPC_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
 });
+
+/**
+ * After SIGTERM, how long a process keeps serving while its readiness fails, so that load balancers stop
+ * sending before it stops accepting. Unset: 5000 ms in production, 0 elsewhere (tests, a laptop).
+ */
+export const shutdownDrainMs = z.coerce.number().int().min(0).optional();
+
+/** SHUTDOWN_DRAIN_MS, or its default for NODE_ENV. */
+export const drainMsOf = (config: { SHUTDOWN_DRAIN_MS?: number; NODE_ENV: string }): number =>
+  config.SHUTDOWN_DRAIN_MS ?? (config.NODE_ENV === 'production' ? 5_000 : 0);

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
+import type { Logger } from '@costgov/log';
+import { unavailableOr } from './unavailable';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -21,7 +23,22 @@ export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel` (a lower-case identifier) once its transaction commits;
+   * on Postgres over a connection of its own, whose loss `onLost` is told of (listen again to resume).
+   */
+  listen?(channel: string, onNotify: () => void, onLost?: (error: Error) => void): Promise<Listening>;
   close(): Promise<void>;
+}
+
+export interface Listening {
+  close(): Promise<void>;
+}
+
+const channelName = /^[a-z_][a-z0-9_]*$/;
+
+function assertChannel(channel: string): void {
+  if (!channelName.test(channel)) throw new Error(`Invalid channel name '${channel}'.`);
 }
 
 export interface OpenDbOptions {
@@ -35,6 +52,13 @@ export interface OpenDbOptions {
   dataDir?: string;
   /** Postgres: pool size. */
   maxConnections?: number;
+  /**
+   * Postgres: milliseconds to get a connection (a new one, or a free one from a full pool) before the
+   * query fails as unavailable. Below the gRPC deadline, so a request during an outage gets 503 at once.
+   */
+  connectTimeoutMs?: number;
+  /** Where lost connections are reported. */
+  logger?: Logger;
 }
 
 const schemaName = /^[a-z_][a-z0-9_]*$/;
@@ -43,9 +67,20 @@ export async function openDb(options: OpenDbOptions): Promise<Db> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
 }
 
+/** The server part of a connection string, for messages: no user or password. */
+const serverOf = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'the configured server';
+  }
+};
+
 async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
   const schema = options.schema ?? options.service;
   if (!schemaName.test(schema)) throw new Error(`Invalid schema name '${schema}'.`);
+  const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
   // Numeric and bigint columns come back as JS numbers; the amounts this system stores fit a double.
   const types = {
     getTypeParser: (oid: number, format?: string) =>
@@ -53,54 +88,116 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text'),
   };
-  const setup = new pg.Client({ connectionString: url });
-  await setup.connect();
+  const setup = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
+  setup.on('error', () => undefined); // a drop while connected fails the pending query instead
   try {
+    await setup.connect();
     await setup.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   } catch (error) {
     // Two processes creating the schema at once race on the catalog; the loser finds it there.
-    if ((error as { code?: string }).code !== '23505') throw error;
+    if ((error as { code?: string }).code !== '23505') {
+      const reason =
+        error instanceof Error ? error.message || (error as { code?: string }).code : String(error);
+      throw new Error(`Cannot open the ${options.service} database at ${serverOf(url)}: ${reason}`, {
+        cause: error,
+      });
+    }
   } finally {
-    await setup.end();
+    await setup.end().catch(() => undefined);
   }
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
     options: `-c search_path=${schema},public`,
     types,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    // Finds a connection whose server vanished without a FIN (a dead machine) while it sits idle.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
-  pool.on('error', () => undefined); // an idle client's error surfaces on the next query instead
-  const run: Queryable['query'] = async (sql, params) => {
-    const result = await pool.query(sql, params as unknown[]);
-    return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-  };
+  // An idle connection that breaks leaves the pool; the next query opens a new one once the server is back.
+  pool.on('error', (error) => options.logger?.warn({ err: error }, 'database connection lost'));
+  const wrap = (target: pg.Pool | pg.PoolClient): Queryable => ({
+    async query(sql, params) {
+      try {
+        const result = await target.query(sql, params as unknown[]);
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      } catch (error) {
+        throw unavailableOr(error);
+      }
+    },
+    async exec(sql) {
+      try {
+        await target.query(sql);
+      } catch (error) {
+        throw unavailableOr(error);
+      }
+    },
+  });
   return {
     kind: 'postgres',
-    query: run,
-    exec: async (sql) => {
-      await pool.query(sql);
-    },
+    ...wrap(pool),
     async transaction(fn) {
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw unavailableOr(error);
+      }
+      // A checked-out client has no listener of the pool's: without one, a connection dropped between
+      // two statements would be an unhandled 'error' event and end the process.
+      let broken: Error | undefined;
+      const onError = (error: Error) => (broken ??= error);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn({
-          query: async (sql, params) => {
-            const r = await client.query(sql, params as unknown[]);
-            return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-          },
-          exec: async (sql) => {
-            await client.query(sql);
-          },
-        });
+        const result = await fn(wrap(client));
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+        if (!broken) await client.query('ROLLBACK').catch((rollback: Error) => (broken ??= rollback));
+        throw unavailableOr(error);
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken); // a broken connection is closed rather than reused
       }
+    },
+    async listen(channel, onNotify, onLost) {
+      assertChannel(channel);
+      const client = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: connectTimeoutMs,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+      });
+      let closing = false;
+      let lost = false;
+      const lose = (error: Error) => {
+        if (closing || lost) return;
+        lost = true;
+        onLost?.(error);
+        void client.end().catch(() => undefined);
+      };
+      client.on('error', lose); // without a listener, a dropped connection would end the process
+      client.on('end', () => lose(new Error('The listening connection was closed.')));
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${channel}`);
+      } catch (error) {
+        closing = true;
+        await client.end().catch(() => undefined);
+        throw unavailableOr(error);
+      }
+      return {
+        async close() {
+          closing = true;
+          await client.end().catch(() => undefined);
+        },
+      };
     },
     close: () => pool.end(),
   };
@@ -130,6 +227,11 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
     kind: 'pglite',
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async listen(channel, onNotify) {
+      assertChannel(channel); // PGlite sends `LISTEN ${channel}` as it is
+      const unlisten = await db.listen(channel, () => onNotify());
+      return { close: () => unlisten() };
+    },
     close: () => db.close(),
   };
 }

@@ -104,3 +104,4 @@ export class Violations {
     if (this.list.length > 0) throw new ValidationError(this.list);
   }
 }
+export * from './text';

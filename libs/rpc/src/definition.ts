@@ -1,6 +1,10 @@
 import type { MethodDefinition, ServiceClientConstructor, ServiceDefinition } from '@grpc/grpc-js';
 import * as grpc from '@grpc/grpc-js';
 import { fromBinary, toBinary, type DescMessage, type DescService, type Message } from '@bufbuild/protobuf';
+import { keepByteOrderMarks } from './text-encoding';
+
+// Before any message is decoded: a leading U+FEFF in a string field is data.
+keepByteOrderMarks();
 
 const definitions = new WeakMap<DescService, ServiceDefinition>();
 const clientConstructors = new WeakMap<DescService, ServiceClientConstructor>();

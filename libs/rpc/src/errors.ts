@@ -1,5 +1,5 @@
 import { Metadata, status as Status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
-import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
 import { rpcErrors, rpcStatus } from '@costgov/contracts';
 import {
@@ -11,6 +11,8 @@ import {
   UnauthenticatedError,
   UnavailableError,
   ValidationError,
+  truncateChars,
+  wellFormed,
   type ErrorCode,
   type FieldViolation,
 } from '@costgov/errors';
@@ -71,26 +73,63 @@ const isErrorCode = (value: string): value is ErrorCode => Object.hasOwn(grpcSta
 /**
  * The status a handler's failure answers with. A DomainError travels whole (code in ErrorInfo, field
  * violations in BadRequest); anything else becomes a generic INTERNAL so no message or stack leaks.
+ * Every text is made well-formed first: grpc-js percent-encodes the message with encodeURI, which throws
+ * on a lone surrogate (a cut emoji) and, thrown inside the server, would end the process.
  */
 export function toGrpcStatus(error: unknown): StatusObject {
-  const domain = error instanceof DomainError ? error : new DomainError('internal_error', internalMessage);
-  const code = grpcStatusOf[domain.code];
+  try {
+    return statusOf(error instanceof DomainError ? error : internalError());
+  } catch {
+    return statusOf(internalError()); // e.g. a DomainError subclass whose fields are not strings
+  }
+}
+
+const internalError = () => new DomainError('internal_error', internalMessage);
+
+/**
+ * Bounds of what a status carries, in characters. An error may quote a huge input (a 100,000-character
+ * attribute name), and a status larger than the caller's metadata limit arrives as a transport error (a
+ * 500 where a 400 was due). With these bounds the worst case stays far below `maxMetadataBytes`.
+ */
+export const statusBounds = { message: 500, field: 100, description: 200, violations: 20, meta: 200 };
+/** Headers and trailers a client and server accept (grpc-js's default is 8 KiB; node's http2 sends at most 64 KiB). */
+export const maxMetadataBytes = 256 * 1024;
+
+/** Well-formed and at most `max` characters, marked with … when cut. */
+const bounded = (value: string, max: number): string => {
+  const text = wellFormed(value);
+  const cut = truncateChars(text, max);
+  return cut.length < text.length ? `${cut}…` : text;
+};
+
+function statusOf(domain: DomainError): StatusObject {
+  const code = grpcStatusOf[domain.code] ?? Status.INTERNAL;
+  const message = bounded(domain.message, statusBounds.message);
+  const meta = Object.fromEntries(
+    Object.entries(domain.meta).map(([key, value]) => [
+      bounded(key, statusBounds.field),
+      bounded(value, statusBounds.meta),
+    ]),
+  );
   const details: Any[] = [
     anyPack(
       rpcErrors.ErrorInfoSchema,
-      create(rpcErrors.ErrorInfoSchema, { reason: domain.code, domain: errorDomain, metadata: domain.meta }),
+      create(rpcErrors.ErrorInfoSchema, { reason: domain.code, domain: errorDomain, metadata: meta }),
     ),
   ];
   if (domain.details.length > 0) {
-    const fieldViolations = domain.details.map(({ field, message }) => ({ field, description: message }));
+    const fieldViolations = domain.details.slice(0, statusBounds.violations).map(({ field, message }) => ({
+      field: bounded(field, statusBounds.field),
+      description: bounded(message, statusBounds.description),
+    }));
     details.push(
       anyPack(rpcErrors.BadRequestSchema, create(rpcErrors.BadRequestSchema, { fieldViolations })),
     );
   }
-  const status = create(rpcStatus.StatusSchema, { code, message: domain.message, details });
+  const status = create(rpcStatus.StatusSchema, { code, message, details });
   const metadata = new Metadata();
   metadata.set(detailsTrailer, Buffer.from(toBinary(rpcStatus.StatusSchema, status)));
-  return { code, details: domain.message, metadata };
+  return { code, details: message, metadata };
 }
 
 /**
@@ -99,16 +138,25 @@ export function toGrpcStatus(error: unknown): StatusObject {
  * gateway answers with 503; transport messages (addresses, parser errors) are kept only as `cause`.
  */
 export function toDomainError(error: unknown): DomainError {
+  try {
+    return domainErrorOf(error);
+  } catch (unexpected) {
+    // Mapping must never throw: it runs inside grpc-js's callback, where a throw would end the process.
+    return withCause(internalError(), unexpected);
+  }
+}
+
+function domainErrorOf(error: unknown): DomainError {
   if (error instanceof DomainError) return error;
-  if (!isServiceError(error)) return withCause(new DomainError('internal_error', internalMessage), error);
+  if (!isServiceError(error)) return withCause(internalError(), error);
 
   const status = statusDetailsOf(error.metadata);
   const info = status?.details
-    .map((any) => anyUnpack(any, rpcErrors.ErrorInfoSchema))
+    .map((any) => unpack(any, rpcErrors.ErrorInfoSchema))
     .find((unpacked) => unpacked?.domain === errorDomain);
   const violations: FieldViolation[] = (status?.details ?? []).flatMap(
     (any) =>
-      anyUnpack(any, rpcErrors.BadRequestSchema)?.fieldViolations.map(({ field, description }) => ({
+      unpack(any, rpcErrors.BadRequestSchema)?.fieldViolations.map(({ field, description }) => ({
         field,
         message: description,
       })) ?? [],
@@ -119,8 +167,17 @@ export function toDomainError(error: unknown): DomainError {
   let code = codeOfForeignStatus[error.code as Status] ?? 'internal_error';
   if (code === 'bad_request' && violations.length > 0) code = 'validation_error';
   if (code === 'service_unavailable') return withCause(new UnavailableError(), error);
-  if (code === 'internal_error') return withCause(new DomainError('internal_error', internalMessage), error);
+  if (code === 'internal_error') return withCause(internalError(), error);
   return withCause(domainError(code, error.details, violations), error);
+}
+
+/** A detail of the given type, or undefined when it is another type or its bytes do not parse. */
+function unpack<Desc extends DescMessage>(any: Any, schema: Desc): MessageShape<Desc> | undefined {
+  try {
+    return anyUnpack(any, schema);
+  } catch {
+    return undefined;
+  }
 }
 
 function domainError(

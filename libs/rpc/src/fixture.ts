@@ -1,4 +1,5 @@
 // Test-only: a real server with a budgets.ProjectsService whose handlers each test replaces.
+import { createServer } from 'node:net';
 import { budgets } from '@costgov/contracts';
 import { createRpcServer, type RpcServer, type ServiceImpl } from './server';
 
@@ -25,7 +26,8 @@ export interface ProjectsServer {
   logs: ReturnType<typeof recordingLogger>['lines'];
 }
 
-export async function startProjectsServer(): Promise<ProjectsServer> {
+/** Starts the server on `127.0.0.1:port`; port 0 (the default) picks a free one. */
+export async function startProjectsServer(port = 0): Promise<ProjectsServer> {
   const { lines, logger } = recordingLogger();
   const handlers: Projects = {
     createProject: notStubbed,
@@ -42,6 +44,18 @@ export async function startProjectsServer(): Promise<ProjectsServer> {
     updateProject: (request, ctx) => handlers.updateProject(request, ctx),
     deleteProject: (request, ctx) => handlers.deleteProject(request, ctx),
   });
-  const port = await server.listen('127.0.0.1:0');
-  return { server, address: `127.0.0.1:${port}`, handlers, logs: lines };
+  const bound = await server.listen(`127.0.0.1:${port}`);
+  return { server, address: `127.0.0.1:${bound}`, handlers, logs: lines };
+}
+
+/** A TCP port that was free a moment ago on loopback; @costgov/testing's, without depending on the layers above. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
 }

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DescService } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -6,7 +5,7 @@ import { budgets } from '@costgov/contracts';
 import { UnavailableError } from '@costgov/errors';
 import { createRpcClient, type RpcClient } from './client';
 import type { CallContext } from './context';
-import { startProjectsServer, recordingLogger, type ProjectsServer } from './fixture';
+import { freePort, startProjectsServer, recordingLogger, type ProjectsServer } from './fixture';
 import { checkHealth } from './health';
 import { createRpcServer } from './server';
 
@@ -217,14 +216,3 @@ describe('shutdown', () => {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}

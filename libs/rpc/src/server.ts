@@ -8,10 +8,10 @@ import {
 } from '@bufbuild/protobuf';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import { DomainError } from '@costgov/errors';
-import { withLogContext, type Logger } from '@costgov/log';
-import { contextOf, type CallContext } from './context';
+import { withIncomingTrace, withLogContext, type Logger } from '@costgov/log';
+import { contextOf, metadataGetter, type CallContext } from './context';
 import { grpcDefinitionOf, methodPath } from './definition';
-import { toGrpcStatus } from './errors';
+import { maxMetadataBytes, toGrpcStatus } from './errors';
 import { addHealthService } from './health';
 
 /** A handler per RPC, named by its localName (`createProject`), typed from the descriptor. */
@@ -32,7 +32,7 @@ export interface RpcServerDeps {
 export type RpcServer = ReturnType<typeof createRpcServer>;
 
 export function createRpcServer({ logger, onCall }: RpcServerDeps) {
-  const server = new grpc.Server();
+  const server = new grpc.Server({ 'grpc.max_metadata_size': maxMetadataBytes });
   const health = addHealthService(server);
   const services = new Set<string>(['']);
 
@@ -97,30 +97,54 @@ function unaryHandler(
   const path = methodPath(method.parent, method.name);
   return (call, callback) => {
     const started = performance.now();
-    const ctx = contextOf(call.metadata, call.getDeadline());
-    void withLogContext({ requestId: ctx.requestId, teamId: ctx.teamId }, async () => {
-      let response: Message | undefined;
-      let failure: grpc.StatusObject | undefined;
-      try {
-        response = create(method.output, await handle(call.request, ctx));
-      } catch (error) {
-        failure = toGrpcStatus(error);
-        if (!(error instanceof DomainError) || error.code === 'internal_error') {
-          logger.error({ err: error, method: path }, 'rpc handler failed');
+    let answered = false;
+    const answer: typeof callback = (...args) => {
+      callback(...args);
+      answered = true; // only once it went through: a callback that threw gets the generic status below
+    };
+    // Whatever one call throws, at any step, ends that call and nothing else: the promise is caught here.
+    serve()
+      .catch((error: unknown) => {
+        logger.error({ err: error, method: path }, 'rpc call failed outside its handler');
+        if (!answered) answer({ code: grpc.status.INTERNAL, details: 'An internal error occurred.' });
+      })
+      .catch(() => undefined); // a logger or callback that throws again has nothing left to tell
+
+    async function serve(): Promise<void> {
+      const ctx = contextOf(call.metadata, call.getDeadline());
+      const inContext = (fn: () => Promise<void>) =>
+        withIncomingTrace(
+          call.metadata,
+          () => withLogContext({ requestId: ctx.requestId, teamId: ctx.teamId }, fn),
+          metadataGetter,
+        );
+      await inContext(async () => {
+        let response: Message | undefined;
+        let failure: grpc.StatusObject | undefined;
+        try {
+          response = create(method.output, await handle(call.request, ctx));
+        } catch (error) {
+          failure = toGrpcStatus(error);
+          if (!(error instanceof DomainError) || error.code === 'internal_error') {
+            logger.error({ err: error, method: path }, 'rpc handler failed');
+          }
         }
-      }
-      if (failure) callback(failure);
-      else callback(null, response);
-      // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
-      const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
-      const elapsed = performance.now() - started;
-      logger.debug({ method: path, code: grpc.status[code], ms: Math.round(elapsed * 10) / 10 }, 'rpc call');
-      onCall?.({
-        service: method.parent.typeName,
-        method: method.name,
-        code: grpc.status[code],
-        seconds: elapsed / 1000,
+        if (failure) answer(failure);
+        else answer(null, response);
+        // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
+        const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
+        const elapsed = performance.now() - started;
+        logger.debug(
+          { method: path, code: grpc.status[code], ms: Math.round(elapsed * 10) / 10 },
+          'rpc call',
+        );
+        onCall?.({
+          service: method.parent.typeName,
+          method: method.name,
+          code: grpc.status[code],
+          seconds: elapsed / 1000,
+        });
       });
-    });
+    }
   };
 }

@@ -1,3 +1,4 @@
 export * from './service';
 export * from './standalone';
 export * from './bus';
+export * from './guards';

@@ -6,9 +6,10 @@ import {
   type Bus,
   type CloudEvent,
 } from '@costgov/bus';
+import { loadConfig, z } from '@costgov/config';
 import { migrate, openDb, type Db, type Migration, type Queryable } from '@costgov/db';
 import { newId, type IdGenerator } from '@costgov/ids';
-import type { Logger } from '@costgov/log';
+import { serviceLogger, type Logger } from '@costgov/log';
 import { createRpcServer, type RpcServer } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
 
@@ -63,16 +64,36 @@ export interface RunningService {
   /** Bound gRPC port. */
   port: number;
   db: Db;
+  /** Reports NOT_SERVING on the gRPC health service (readiness fails) while calls are still answered. */
+  drain(): void;
   stop(): Promise<void>;
 }
 
+/**
+ * The relay publishes at each commit (LISTEN/NOTIFY); its poll only bounds the delay when a notification
+ * is lost, e.g. while the listening connection is being re-established.
+ */
+const relayConfig = z.object({ OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(1_000) });
+
+/** Every migration of a service's schema: the shared outbox table, then the service's own. */
+export const serviceMigrations = (module: Pick<ServiceModule, 'migrations'>): Migration[] => [
+  outboxMigration,
+  ...module.migrations,
+];
+
 /** Opens the service's database, migrates it, starts its gRPC server, consumers and outbox relay. */
 export async function startService(module: ServiceModule, options: StartOptions): Promise<RunningService> {
-  const logger = options.logger.child({ service: module.name });
+  const { OUTBOX_POLL_MS } = loadConfig(relayConfig, options.env ?? process.env);
+  const logger = serviceLogger(options.logger, module.name);
   const db = options.openDb
     ? await options.openDb(module.name)
-    : await openDb({ service: module.name, databaseUrl: options.databaseUrl, dataDir: options.dataDir });
-  const applied = await migrate(db, [outboxMigration, ...module.migrations]);
+    : await openDb({
+        service: module.name,
+        databaseUrl: options.databaseUrl,
+        dataDir: options.dataDir,
+        logger,
+      });
+  const applied = await migrate(db, serviceMigrations(module));
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
 
   const rpc = createRpcServer({
@@ -98,13 +119,14 @@ export async function startService(module: ServiceModule, options: StartOptions)
   };
   const onStop = await module.start(ctx);
   const port = await rpc.listen(options.grpcAddress);
-  const relay = startOutboxRelay({ db, bus: options.bus, logger });
+  const relay = startOutboxRelay({ db, bus: options.bus, logger, pollMs: OUTBOX_POLL_MS });
   logger.info({ port }, 'service started');
 
   return {
     name: module.name,
     port,
     db,
+    drain: () => rpc.setServing('', false),
     async stop() {
       await rpc.shutdown();
       for (const consumer of consumers) await consumer.stop();

@@ -1,7 +1,16 @@
-import { baseConfig, loadConfigOrExit, port, z } from '@costgov/config';
+import {
+  baseConfig,
+  ConfigError,
+  drainMsOf,
+  loadConfigOrExit,
+  port,
+  shutdownDrainMs,
+  z,
+} from '@costgov/config';
 import { createLogger } from '@costgov/log';
 import { startMetricsServer } from '@costgov/telemetry';
 import { connectBus } from './bus';
+import { installProcessGuards } from './guards';
 import { startService, type ServiceModule } from './service';
 
 /**
@@ -15,23 +24,37 @@ export async function runStandalone(module: ServiceModule, defaults: { grpcPort:
       GRPC_HOST: z.string().default('0.0.0.0'),
       GRPC_PORT: port(defaults.grpcPort),
       METRICS_PORT: port(9464),
+      SHUTDOWN_DRAIN_MS: shutdownDrainMs,
     }),
   );
   const logger = createLogger(module.name, config.LOG_LEVEL);
-  const bus = await connectBus(config, logger);
+  installProcessGuards(logger);
+  // A start that cannot succeed (NATS unreachable, a refused setting, a taken port) ends the process
+  // with its reason; the process guards would otherwise keep an empty process alive.
+  const failedToStart = (error: unknown): never => {
+    const message = error instanceof Error ? error.message : String(error);
+    logger.fatal({ err: error }, `${module.name} failed to start`);
+    console.error(`${module.name} failed to start: ${message}`);
+    process.exit(error instanceof ConfigError ? 78 : 1);
+  };
+  const bus = await Promise.resolve(connectBus(config, logger)).catch(failedToStart);
   const service = await startService(module, {
     logger,
     bus,
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     grpcAddress: `${config.GRPC_HOST}:${config.GRPC_PORT}`,
-  });
-  const metricsServer = await startMetricsServer(config.METRICS_PORT);
+  }).catch(failedToStart);
+  const metricsServer = await startMetricsServer(config.METRICS_PORT, { logger });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
+    // Health answers NOT_SERVING (probes and gateways see it) while calls are still answered.
+    service.drain();
+    const drainMs = drainMsOf(config);
+    if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
     await service.stop();
     await bus.close();
     await metricsServer.close();

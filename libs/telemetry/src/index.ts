@@ -1,2 +1,2 @@
 export { startTelemetry } from './tracing';
-export { metrics, startMetricsServer } from './metrics';
+export { metrics, startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics';

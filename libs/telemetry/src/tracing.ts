@@ -17,8 +17,7 @@ let sdk: NodeSDK | undefined;
  * Starts OpenTelemetry tracing. Must run before express, grpc-js, pg or http are loaded, so each
  * process's `instrument.ts` calls it and `main.ts` imports that file first. Context propagates and logs
  * carry trace ids either way; spans are recorded and exported only when OTEL_EXPORTER_OTLP_ENDPOINT is
- * set (sampled by OTEL_TRACES_SAMPLER_ARG, default all), since recording spans nobody reads costs
- * about a tenth of the gateway's throughput.
+ * set (sampled by OTEL_TRACES_SAMPLER_ARG, default all).
  */
 export function startTelemetry(serviceName: string): { shutdown(): Promise<void> } {
   if (sdk) return sdk;
@@ -31,16 +30,22 @@ export function startTelemetry(serviceName: string): { shutdown(): Promise<void>
           root: new TraceIdRatioBasedSampler(Number(process.env.OTEL_TRACES_SAMPLER_ARG ?? 1)),
         })
       : new AlwaysOffSampler(),
-    // No express instrumentation: a span per middleware layer cost a tenth of the gateway's throughput
-    // and says little the HTTP server span does not.
-    instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? ''),
-      }),
-      new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
-      // Queries outside a request (relays, pollers) would each start a trace of their own.
-      new PgInstrumentation({ requireParentSpan: true }),
-    ],
+    // Without an exporter no instrumentation is installed: nothing would record their spans, and they
+    // cost about a quarter of the gateway's CPU per request. The W3C context still flows, by the
+    // propagator and context manager the SDK registers: the gateway and the gRPC server continue an
+    // incoming `traceparent` (or start a trace) and the gRPC client and the bus pass it on
+    // (`withIncomingTrace` and `injectTrace` of @costgov/log), so log lines keep their trace ids.
+    // No express instrumentation either: a span per middleware layer says little the HTTP span does not.
+    instrumentations: endpoint
+      ? [
+          new HttpInstrumentation({
+            ignoreIncomingRequestHook: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? ''),
+          }),
+          new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
+          // Queries outside a request (relays, pollers) would each start a trace of their own.
+          new PgInstrumentation({ requireParentSpan: true }),
+        ]
+      : [],
   });
   sdk.start();
   return sdk;

@@ -89,3 +89,6 @@ export async function deleteStreams(url: string, namespace: string): Promise<voi
 
 export * from './processes';
 export * from './redis';
+export * from './postgres';
+export * from './nats';
+export * from './server-process';

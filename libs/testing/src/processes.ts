@@ -53,7 +53,7 @@ export function startProcess(
 }
 
 /** Polls `<url>/readyz` until it answers 200 with every backend up; fails early when a process exits. */
-export async function waitForReady(url: string, procs: Proc[], timeoutMs = 60_000): Promise<void> {
+export async function waitForReady(url: string, procs: Proc[], timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const proc of procs) {
@@ -103,7 +103,7 @@ export async function startBackends(
     );
   procs.push(
     service('identity', identity!, metrics[0]!, { GUARD_BOOTSTRAP_API_KEY }),
-    service('budgets', budgets!, metrics[1]!),
+    service('budgets', budgets!, metrics[1]!, { IDENTITY_ADDR: `127.0.0.1:${identity}` }),
     service('violations', violations!, metrics[2]!),
   );
   return {

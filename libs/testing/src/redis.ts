@@ -1,21 +1,31 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { connect } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { eventually, freePort } from './index';
+import { freePort } from './index';
+import {
+  findExecutable,
+  killOnExit,
+  portAccepts,
+  signalServer,
+  spawnServer,
+  waitForServer,
+  type SpawnedServer,
+} from './server-process';
 
 /**
- * A redis-server owned by one test file, on a port of its own, so tests can stop, restart and freeze it
- * without disturbing anyone else's Redis.
+ * A redis-server owned by one test file, on a port of its own, so tests can stop, kill, restart and
+ * freeze it without disturbing anyone else's Redis.
  */
 export interface RedisServer {
   url: string;
+  port: number;
   /** A plain client (offline queue on) for reading the server's clock and keys. */
   admin: Redis;
   /** The server's clock in milliseconds, as the limiter's script reads it. */
   time(): Promise<number>;
   /** Stops the process (SIGTERM) and waits for it to exit. */
   stop(): Promise<void>;
+  /** kill -9, and waits for it to exit. */
+  kill(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
   /** SIGSTOP / SIGCONT: a Redis that accepts connections but answers nothing. */
@@ -24,42 +34,25 @@ export interface RedisServer {
   close(): Promise<void>;
 }
 
-const portAccepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+export const redisServerBinary = (): string | undefined => findExecutable('redis-server');
 
 export async function startRedisServer(): Promise<RedisServer> {
+  const binary = redisServerBinary() ?? 'redis-server';
   const port = await freePort();
-  let child: ChildProcess | undefined;
-  const killOnExit = () => child?.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  let server: SpawnedServer | undefined;
+  const forget = killOnExit((): ChildProcess | undefined => server?.child);
 
   const start = async () => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    const started = spawn('redis-server', args, { stdio: 'ignore' });
-    child = started;
-    let failure: Error | undefined;
-    started.once('error', (err) => (failure = err));
-    started.once('exit', (code) => (failure ??= new Error(`exited with code ${code}`)));
-    await eventually(async () => {
-      if (failure) throw new Error(`redis-server did not start on port ${port}: ${failure.message}`);
-      return (await portAccepts(port)) ? true : undefined;
-    }, 10_000);
-    started.removeAllListeners('exit');
+    server = spawnServer(binary, args);
+    await waitForServer(`redis-server on port ${port}`, server, () => portAccepts(port), 10_000);
   };
-  const stop = async () => {
-    const running = child;
-    child = undefined;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    running.kill('SIGCONT');
-    running.kill('SIGTERM');
-    await once(running, 'exit');
+  const stop = async (signal: NodeJS.Signals) => {
+    const running = server;
+    server = undefined;
+    if (!running) return;
+    running.child.kill('SIGCONT'); // a frozen server must run to act on SIGTERM
+    await signalServer(running.child, signal);
   };
 
   await start();
@@ -68,19 +61,21 @@ export async function startRedisServer(): Promise<RedisServer> {
   await admin.connect();
   return {
     url: `redis://127.0.0.1:${port}`,
+    port,
     admin,
     async time() {
       const [seconds, micros] = await admin.time();
       return Number(seconds) * 1000 + Number(micros) / 1000;
     },
-    stop,
+    stop: () => stop('SIGTERM'),
+    kill: () => stop('SIGKILL'),
     start,
-    freeze: () => child?.kill('SIGSTOP'),
-    thaw: () => child?.kill('SIGCONT'),
+    freeze: () => server?.child.kill('SIGSTOP'),
+    thaw: () => server?.child.kill('SIGCONT'),
     async close() {
       admin.disconnect();
-      await stop();
-      process.off('exit', killOnExit);
+      await stop('SIGTERM');
+      forget();
     },
   };
 }
