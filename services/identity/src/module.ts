@@ -16,6 +16,7 @@ import { scimGroupsFactory } from './scim/groups';
 import { scimRpc } from './scim/rpc';
 import { scimUsersFactory } from './scim/users';
 import { teamsFactory } from './teams/teams';
+import { activeUsersFactory } from './users/active-users';
 
 export interface IdentityOptions {
   /** Told once, on the first start of an empty database, what was bootstrapped. */
@@ -36,7 +37,11 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
       const oauth = oauthConfig && oauthVerifier({ config: oauthConfig, db, logger, now });
       if (!oauth) logger.info('OAUTH_ISSUER / OAUTH_AUDIENCE not set: OAuth bearer tokens are not accepted');
       const authenticate = authenticator({ apiKeys, scimTokens, oauth });
-      rpc.add(identity.IdentityService, identityRpc({ teams, apiKeys, scimTokens, authenticate }));
+      const activeUsers = activeUsersFactory({ db });
+      rpc.add(
+        identity.IdentityService,
+        identityRpc({ teams, apiKeys, scimTokens, activeUsers, authenticate }),
+      );
 
       const users = scimUsersFactory({ db, outbox, newUuid, now });
       const groups = scimGroupsFactory({ db, outbox, newUuid, now });
@@ -68,14 +73,17 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
   };
 }
 
-/** The generated key is printed to stdout once, not logged: logs are shipped and kept, stdout of a first start is not. */
+/**
+ * The generated key is printed once, not logged: log lines are shipped and kept. It goes to stderr, so
+ * that stdout carries only JSON log lines.
+ */
 export function printBootstrap(result: BootstrapResult): void {
   if (result.generatedApiKey) {
-    process.stdout.write(
+    process.stderr.write(
       `\nCreated team 'default' (${result.teamId}) with a new API key. It is shown only this once:\n\n  ${result.generatedApiKey}\n\n`,
     );
   } else {
-    process.stdout.write(
+    process.stderr.write(
       `\nCreated team 'default' (${result.teamId}); its API key is GUARD_BOOTSTRAP_API_KEY.\n\n`,
     );
   }

@@ -6,6 +6,7 @@ import type { CredentialKind, Principal } from './auth/principal';
 import type { ApiKey, ApiKeys } from './keys/keys';
 import type { ScimToken, ScimTokens } from './keys/scim-tokens';
 import type { Team, Teams } from './teams/teams';
+import type { ActiveUsers } from './users/active-users';
 
 const ts = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 
@@ -57,11 +58,13 @@ export function identityRpc({
   teams,
   apiKeys,
   scimTokens,
+  activeUsers,
   authenticate,
 }: {
   teams: Teams;
   apiKeys: ApiKeys;
   scimTokens: ScimTokens;
+  activeUsers: ActiveUsers;
   authenticate: (credential: string) => Promise<Principal>;
 }): ServiceImpl<typeof identity.IdentityService> {
   return {
@@ -125,6 +128,9 @@ export function identityRpc({
     },
     async revokeScimToken(request, ctx) {
       return scimTokenMessage(await scimTokens.revokeScimToken(teamOf(ctx), request.id));
+    },
+    async findActiveUsers(request, ctx) {
+      return { userIds: await activeUsers.findActiveUsers(teamOf(ctx), request.userIds) };
     },
   };
 }

@@ -49,7 +49,8 @@ const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 /**
  * Verifies a JWT against the configured issuer's JWKS (issuer, audience, algorithms, clock skew) and maps
  * it to a SCIM user: `sub` as the user's id or externalId, otherwise the `email` claim as its userName or
- * an e-mail. A `team_id` claim narrows the match to one team. Unknown, ambiguous or deactivated: 401.
+ * an e-mail. A `team_id` claim narrows the match to one team. Unknown, ambiguous or deactivated: 401;
+ * a user deleted over SCIM is unknown (a new user may hold their userName).
  */
 export function oauthVerifier({
   config,
@@ -90,7 +91,7 @@ export function oauthVerifier({
       `SELECT u.id::text AS id, u.team_id, u.active, t.plan, t.api_requests_per_minute, t.api_concurrent_requests,
          t.scim_requests_per_minute, t.scim_concurrent_requests
        FROM scim_users u JOIN teams t ON t.id = u.team_id
-       WHERE ($1::text IS NULL OR u.team_id = $1)
+       WHERE ($1::text IS NULL OR u.team_id = $1) AND u.deleted_at IS NULL
          AND (($2::uuid IS NOT NULL AND u.id = $2::uuid) OR u.external_id = $3
            OR ($4::text IS NOT NULL AND (lower(u.user_name) = $4 OR u.emails @> jsonb_build_array(jsonb_build_object('value', $4::text)))))
        LIMIT 2`,

@@ -126,10 +126,14 @@ describe('Schemas', () => {
       'display',
       'type',
     ]);
+    // Every sub-attribute of RFC 7643 §4.1.1, in its order.
     expect(attributeOf(user, 'name')?.subAttributes?.map((a) => a.name)).toEqual([
-      'givenName',
-      'familyName',
       'formatted',
+      'familyName',
+      'givenName',
+      'middleName',
+      'honorificPrefix',
+      'honorificSuffix',
     ]);
     expect(attributeOf(user, 'emails')?.subAttributes?.map((a) => a.name)).toEqual([
       'value',

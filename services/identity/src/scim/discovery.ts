@@ -168,9 +168,12 @@ function userAttributes(): ScimAttribute[] {
     ),
     attribute('name', 'complex', "The components of the user's name.", {
       subAttributes: [
-        attribute('givenName', 'string', 'The given (first) name.'),
-        attribute('familyName', 'string', 'The family (last) name.'),
         attribute('formatted', 'string', 'The full name, formatted for display.'),
+        attribute('familyName', 'string', 'The family (last) name.'),
+        attribute('givenName', 'string', 'The given (first) name.'),
+        attribute('middleName', 'string', 'The middle name(s).'),
+        attribute('honorificPrefix', 'string', "The honorific prefix(es), such as 'Ms.'."),
+        attribute('honorificSuffix', 'string', "The honorific suffix(es), such as 'III'."),
       ],
     }),
     attribute('displayName', 'string', 'The name of the user, suitable for display.'),
@@ -219,16 +222,22 @@ function enterpriseAttributes(): ScimAttribute[] {
     attribute('organization', 'string', `Organization. ${keptAsSent}`),
     attribute('division', 'string', `Division. ${keptAsSent}`),
     attribute('department', 'string', `Department. ${keptAsSent}`),
-    attribute('manager', 'complex', `The user's manager. ${keptAsSent}`, {
-      subAttributes: [
-        attribute('value', 'string', 'The id of the manager.', { caseExact: true }),
-        attribute('$ref', 'reference', 'The URI of the manager.', {
-          caseExact: true,
-          referenceTypes: ['User'],
-        }),
-        attribute('displayName', 'string', 'The name of the manager.'),
-      ],
-    }),
+    attribute(
+      'manager',
+      'complex',
+      "The user's manager: accepted as the manager's id or as {value}; returned as {value, $ref, displayName}.",
+      {
+        subAttributes: [
+          attribute('value', 'string', 'The id of the manager.', { caseExact: true }),
+          attribute('$ref', 'reference', 'The URI of the manager, when the manager is a user of the team.', {
+            caseExact: true,
+            mutability: 'readOnly',
+            referenceTypes: ['User'],
+          }),
+          attribute('displayName', 'string', 'The displayName of the manager.', { mutability: 'readOnly' }),
+        ],
+      },
+    ),
   ];
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '@costgov/db';
 import { freshDb } from '@costgov/testing';
+import { charLength, textProblem } from '@costgov/errors';
 import { ScimError } from './errors';
 import {
   filterToSql,
@@ -148,13 +149,87 @@ describe('filters that identity providers send', () => {
     expect(filterToSql(node, attributes, 1)).toEqual(sql);
   });
 
-  it('rejects the value-filter form members[value eq "id"] with a message naming the supported form', () => {
-    const error = scimErrorOf(() =>
-      parseFilter('members[value eq "2819c223-7f76-453a-919d-413861904646"]', groupFilterAttributes),
-    );
-    expect(error.scimType).toBe('invalidFilter');
-    expect(error.detail).toContain("value filter 'members[' at position 1 is not supported");
-    expect(error.detail).toContain('members.value');
+  it.each<[string, string, typeof userFilterAttributes, FilterNode, { sql: string; params: unknown[] }]>([
+    [
+      'Entra and Okta: members[value eq "id"] (groups a user is in)',
+      'members[value eq "2819c223-7f76-453a-919d-413861904646"]',
+      groupFilterAttributes,
+      {
+        kind: 'valuePath',
+        attribute: 'members',
+        filter: eq('members.value', '2819c223-7f76-453a-919d-413861904646'),
+      },
+      {
+        sql:
+          '(EXISTS (SELECT 1 FROM scim_group_members AS m WHERE m.group_id = scim_groups.id AND ' +
+          '(m.user_id::text = $1)))',
+        params: ['2819c223-7f76-453a-919d-413861904646'],
+      },
+    ],
+    [
+      'Entra: emails[type eq "work"].value eq "x" (one element matches both)',
+      'emails[type eq "work"].value eq "Ada@Example.com"',
+      userFilterAttributes,
+      {
+        kind: 'valuePath',
+        attribute: 'emails',
+        filter: {
+          kind: 'and',
+          left: eq('emails.type', 'work'),
+          right: eq('emails.value', 'Ada@Example.com'),
+        },
+      },
+      {
+        sql:
+          "(EXISTS (SELECT 1 FROM jsonb_array_elements(emails) AS e WHERE ((lower(e->>'type') = $1) AND " +
+          "(lower(e->>'value') = $2))))",
+        params: ['work', 'ada@example.com'],
+      },
+    ],
+    [
+      'RFC 7644 §3.4.2.2: emails[type eq "work" and value co "@example.com"]',
+      'emails[type eq "work" and value co "@example.com"]',
+      userFilterAttributes,
+      {
+        kind: 'valuePath',
+        attribute: 'emails',
+        filter: {
+          kind: 'and',
+          left: eq('emails.type', 'work'),
+          right: cmp('emails.value', 'co', '@example.com'),
+        },
+      },
+      {
+        sql:
+          "(EXISTS (SELECT 1 FROM jsonb_array_elements(emails) AS e WHERE ((lower(e->>'type') = $1) AND " +
+          "(lower(e->>'value') LIKE '%' || $2::text || '%' ESCAPE '\\'))))",
+        params: ['work', '@example.com'],
+      },
+    ],
+    [
+      'a value path with primary and null, then another comparison',
+      'emails[primary eq true and type eq null] and active eq true',
+      userFilterAttributes,
+      {
+        kind: 'and',
+        left: {
+          kind: 'valuePath',
+          attribute: 'emails',
+          filter: { kind: 'and', left: eq('emails.primary', true), right: eq('emails.type', null) },
+        },
+        right: eq('active', true),
+      },
+      {
+        sql:
+          "((EXISTS (SELECT 1 FROM jsonb_array_elements(emails) AS e WHERE (((e->>'primary')::boolean = $1) AND " +
+          "(e->>'type' IS NULL)))) AND (active = $2))",
+        params: [true, true],
+      },
+    ],
+  ])('value paths: %s', (_source, filter, attributes, tree, sql) => {
+    const node = parseFilter(filter, attributes);
+    expect(node).toEqual(tree);
+    expect(filterToSql(node, attributes, 1)).toEqual(sql);
   });
 });
 
@@ -177,7 +252,16 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
     ['ew', 'userName ew "a"', "unsupported operator 'ew' at position 10"],
     ['an unknown operator', 'userName like "a"', "unknown operator 'like' at position 10"],
     ['an unknown attribute', 'nickName eq "x"', "unknown or unsupported attribute 'nickName' at position 1"],
-    ['a group attribute on users', 'displayName eq "x"', "unknown or unsupported attribute 'displayName'"],
+    [
+      'a group attribute on users',
+      'members.value eq "x"',
+      "unknown or unsupported attribute 'members.value'",
+    ],
+    [
+      'phoneNumbers, which are not stored',
+      'phoneNumbers[type eq "work"]',
+      "'phoneNumbers' at position 1 takes no value filter",
+    ],
     [
       'an extension attribute',
       'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber eq "1"',
@@ -229,9 +313,17 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
     ['an invalid escape', 'userName eq "a\\x"', 'at position 13: not a valid JSON string'],
     ['a stray character', 'userName == "a"', "unexpected character '=' at position 10"],
     [
-      'a value filter',
-      'emails[type eq "work"].value eq "x"',
-      "value filter 'emails[' at position 1 is not supported",
+      'a value filter on a single-valued attribute',
+      'name[givenName eq "x"]',
+      "'name' at position 1 takes no value filter; multi-valued attributes that do: emails",
+    ],
+    ['a value filter without its ]', 'emails[type eq "work"', "missing ']' for the '[' at position 7"],
+    ['a stray ]', 'userName eq "a"]', "unbalanced ']' at position 16"],
+    ['a nested value filter', 'emails[type[value eq "x"]]', 'a value filter inside a value filter'],
+    [
+      'an unknown sub-attribute in a value filter',
+      'emails[label eq "x"]',
+      "unknown or unsupported attribute 'label'",
     ],
     ['an empty filter', '', 'empty filter'],
     ['a blank filter', '   ', 'empty filter'],
@@ -254,6 +346,45 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
     const longest = `userName eq "${'a'.repeat(986)}"`;
     expect(longest).toHaveLength(1000);
     expect(() => parseFilter(longest, userFilterAttributes)).not.toThrow();
+  });
+});
+
+describe('error messages quote the filter by characters, never by UTF-16 units', () => {
+  // A message cut inside a surrogate pair is not valid UTF-8 and once killed the process (issue 7).
+  it.each([
+    ['an emoji alone', '😀', "unexpected character '😀' at position 1"],
+    ['an emoji after an attribute', 'userName eq "a" 😀', "unexpected character '😀' at position 17"],
+    ['an emoji as a value', 'userName eq 😀', "unexpected character '😀' at position 13"],
+    ['an emoji in an attribute name', 'user😀Name eq "a"', "unexpected character '😀' at position 5"],
+    [
+      'emoji before the error',
+      '"😀😀" eq "a"',
+      'expected an attribute name at position 1, found string "😀😀"',
+    ],
+    ['a long string value', `active eq true and "${'😀'.repeat(200)}"`, 'found string "😀😀'],
+  ])('%s', (_name, filter, message) => {
+    const error = scimErrorOf(() => parseFilter(filter, userFilterAttributes));
+    expect(error.scimType).toBe('invalidFilter');
+    expect(error.detail).toContain(message);
+    expect(textProblem(error.detail)).toBeUndefined();
+    expect(charLength(error.detail)).toBeLessThanOrEqual(300);
+  });
+
+  it('counts the length limit in characters', () => {
+    const emoji = `userName eq "${'😀'.repeat(986)}"`;
+    expect(charLength(emoji)).toBe(1000);
+    expect(() => parseFilter(emoji, userFilterAttributes)).not.toThrow();
+  });
+
+  it.each([
+    ['a NUL character', 'userName eq "a\u0000b"', 'must not contain NUL characters'],
+    ['an escaped NUL', 'userName eq "a\\u0000b"', 'must not contain NUL characters'],
+    ['an escaped lone surrogate', 'userName eq "\\ud83d"', 'must be valid Unicode'],
+  ])('refuses %s with invalidFilter', (_name, filter, message) => {
+    const error = scimErrorOf(() => parseFilter(filter, userFilterAttributes));
+    expect(error.scimType).toBe('invalidFilter');
+    expect(error.detail).toContain(message);
+    expect(textProblem(error.detail)).toBeUndefined();
   });
 });
 
@@ -423,6 +554,12 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
     ['externalId eq null', ['back\\slash', 'under_score']],
     ['active eq false', ['under_score']],
     ['active eq true and userName co "score"', ['underXscore']],
+    ['emails[type eq "WORK"].value co "work.example"', ['BJensen@Example.com']],
+    ['emails[type eq "work" and value sw "bjensen"]', ['BJensen@Example.com']],
+    ['emails[type eq null and value sw "home"]', ['back\\slash']],
+    // Both comparisons must hold for the same element: no work address is home@example.org.
+    ['emails[type eq "work"].value eq "home@example.org"', []],
+    ['emails[type eq "home"]', []],
   ])('%s', async (filter, expected) => {
     expect(await users(filter)).toEqual(expected);
   });
@@ -432,6 +569,8 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
     [`members.value eq "${member}"`, ['Group1']],
     [`displayName sw "o" and members.value eq "${member}"`, []],
     ['members.value eq null', ['Other']],
+    [`members[value eq "${member}"]`, ['Group1']],
+    [`members[value eq "${member}"] and displayName sw "O"`, []],
   ])('groups: %s', async (filter, expected) => {
     const { sql, params } = filterToSql(parseFilter(filter, groupFilterAttributes), groupFilterAttributes, 2);
     const { rows } = await db.query<{ display_name: string }>(

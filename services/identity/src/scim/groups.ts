@@ -23,7 +23,13 @@ interface GroupRow {
 type StoredGroup = GroupDoc & ResourceMeta;
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const notFound = (id: string) => new ScimError(404, undefined, `Group ${id} not found.`);
+// Only an id of the right shape is echoed: anything else from the path is not repeated to the client.
+const notFound = (id: string) =>
+  new ScimError(
+    404,
+    undefined,
+    uuidShape.test(id) ? `Group ${id} not found.` : 'Group not found: not a group id.',
+  );
 const taken = (name: string) => new ScimError(409, 'uniqueness', `A group named '${name}' already exists.`);
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
 
@@ -88,7 +94,7 @@ export function scimGroupsFactory({
     if (malformed) throw new ScimError(400, 'invalidValue', `Member '${malformed}' is not a user id.`);
     if (members.length === 0) return;
     const { rows } = await tx.query<{ id: string }>(
-      'SELECT id::text AS id FROM scim_users WHERE team_id = $1 AND id = ANY($2::uuid[])',
+      'SELECT id::text AS id FROM scim_users WHERE team_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL',
       [teamId, members],
     );
     const known = new Set(rows.map((r) => r.id.toLowerCase()));

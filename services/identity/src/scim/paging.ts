@@ -30,10 +30,12 @@ export async function listPage<Row>(
     table: 'scim_users' | 'scim_groups';
     attributes: Readonly<Record<string, AttributeSpec>>;
     teamId: string;
+    /** SQL true for the rows SCIM sees (users deleted over SCIM are kept but not seen). */
+    visible?: string;
   },
   render: (rows: Row[]) => Promise<Array<Record<string, unknown>>>,
 ): Promise<ListPage> {
-  const where = ['team_id = $1'];
+  const where = ['team_id = $1', ...(source.visible ? [source.visible] : [])];
   const params: unknown[] = [source.teamId];
   if (input.filter) {
     const sql = filterToSql(parseFilter(input.filter, source.attributes), source.attributes, 2);

@@ -174,6 +174,37 @@ describe('user PATCH: request bodies that Okta and Entra document', () => {
 describe('user PATCH: attributes, operations and case rules', () => {
   it.each<Case<UserDoc>>([
     {
+      name: 'every name sub-attribute of RFC 7643 §4.1.1 by path, in any case',
+      operations: [
+        { op: 'replace', path: 'name.middleName', value: 'M' },
+        { op: 'add', path: 'name.HONORIFICPREFIX', value: 'Dr.' },
+        {
+          op: 'replace',
+          path: 'urn:ietf:params:scim:schemas:core:2.0:User:name.honorificSuffix',
+          value: 'III',
+        },
+        { op: 'replace', path: 'name.formatted', value: 'Dr. Given M Family III' },
+      ],
+      expected: userWith((u) => {
+        u.name = { ...u.name, middleName: 'M', honorificPrefix: 'Dr.', honorificSuffix: 'III' };
+        u.name.formatted = 'Dr. Given M Family III';
+      }),
+    },
+    {
+      name: 'name sub-attributes set to null or removed are unassigned (Okta and Entra send null)',
+      doc: userWith((u) => (u.name = { ...u.name, middleName: 'M', honorificPrefix: 'Dr.' })),
+      operations: [
+        { op: 'replace', value: { name: { middleName: null, honorificSuffix: null } } },
+        { op: 'remove', path: 'name.honorificPrefix' },
+      ],
+      expected: user,
+    },
+    {
+      name: "a path-less replace with dotted name keys ('name.middleName')",
+      operations: [{ op: 'replace', value: { 'name.middleName': 'M', 'name.honorificPrefix': 'Ms.' } }],
+      expected: userWith((u) => (u.name = { ...u.name, middleName: 'M', honorificPrefix: 'Ms.' })),
+    },
+    {
       name: 'empty Operations change nothing',
       operations: [],
       expected: user,
@@ -364,13 +395,33 @@ describe('user PATCH: enterprise and other extension attributes', () => {
       expected: userWith((u) => (u.enterprise = { employeeNumber: '43', department: 'Tour Operations' })),
     },
     {
-      name: 'manager is kept as sent',
+      name: 'manager as a bare id (Entra) becomes the complex value {value} (RFC 7643 §4.3)',
       operations: [
         { op: 'Add', path: `${enterpriseUrn}:manager`, value: '26118915-6090-4610-87e4-49d8ca9f808d' },
       ],
       expected: userWith(
-        (u) => (u.enterprise = { ...u.enterprise, manager: '26118915-6090-4610-87e4-49d8ca9f808d' }),
+        (u) =>
+          (u.enterprise = { ...u.enterprise, manager: { value: '26118915-6090-4610-87e4-49d8ca9f808d' } }),
       ),
+    },
+    {
+      name: 'manager as an object keeps its value only ($ref and displayName are derived)',
+      operations: [
+        {
+          op: 'replace',
+          path: `${enterpriseUrn}:manager`,
+          value: { value: 'm-2', $ref: 'https://elsewhere/Users/m-2', displayName: 'Boss' },
+        },
+      ],
+      expected: userWith((u) => (u.enterprise = { ...u.enterprise, manager: { value: 'm-2' } })),
+    },
+    {
+      name: 'manager in a path-less enterprise value, and an empty manager id removes it',
+      operations: [
+        { op: 'replace', value: { [enterpriseUrn]: { manager: 'm-3' } } },
+        { op: 'replace', path: `${enterpriseUrn}:manager`, value: '' },
+      ],
+      expected: userWith((u) => (u.enterprise = { ...u.enterprise })),
     },
     {
       name: 'a sub-attribute of an enterprise attribute',
@@ -507,9 +558,39 @@ describe('user PATCH: invalid bodies are SCIM errors', () => {
     },
     {
       name: 'an unknown name sub-attribute',
-      body: patchBody([{ op: 'replace', path: 'name.middleName', value: 'x' }]),
+      body: patchBody([{ op: 'replace', path: 'name.nickName', value: 'x' }]),
       scimType: 'invalidPath',
-      detail: "unknown attribute 'name.middleName'",
+      detail: "unknown attribute 'name.nickName'",
+    },
+    {
+      name: 'an enterprise string attribute given a number',
+      body: patchBody([{ op: 'replace', path: `${enterpriseUrn}:employeeNumber`, value: 701984 }]),
+      scimType: 'invalidValue',
+      detail: "'employeeNumber' must be a string, got 701984",
+    },
+    {
+      name: 'a manager that is neither an id nor {value}',
+      body: patchBody([{ op: 'replace', path: `${enterpriseUrn}:manager`, value: 42 }]),
+      scimType: 'invalidValue',
+      detail: 'the manager must be a user id or {"value": <user id>}, got 42',
+    },
+    {
+      name: 'a NUL character in a string',
+      body: patchBody([{ op: 'replace', path: 'externalId', value: 'a\u0000b' }]),
+      scimType: 'invalidValue',
+      detail: 'Operations[0].value must not contain NUL characters',
+    },
+    {
+      name: 'a NUL character in a path-less value',
+      body: patchBody([{ op: 'replace', value: { displayName: 'x\u0000' } }]),
+      scimType: 'invalidValue',
+      detail: 'Operations[0].value.displayName must not contain NUL characters',
+    },
+    {
+      name: 'a lone surrogate in an enterprise attribute',
+      body: patchBody([{ op: 'add', path: `${enterpriseUrn}:department`, value: 'R&D \ud83d' }]),
+      scimType: 'invalidValue',
+      detail: 'must be valid Unicode',
     },
     {
       name: 'an unknown email sub-attribute',

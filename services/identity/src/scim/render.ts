@@ -38,12 +38,51 @@ const meta = (resourceType: 'User' | 'Group', resource: ResourceMeta, baseUrl: s
   version: etagOf(resource.version),
 });
 
+/** A user named as manager, as far as the team knows them. */
+export interface Manager {
+  id: string;
+  displayName: string | undefined;
+}
+
+/** The manager's id of a user: stored as `{value}`, or as a bare string by versions before that. */
+export function managerIdOf(user: UserDoc): string | undefined {
+  const manager = user.enterprise.manager;
+  const id =
+    typeof manager === 'object' && manager !== null ? (manager as { value?: unknown }).value : manager;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/**
+ * The enterprise extension as returned: `manager` is the complex value of RFC 7643 §4.3, with `$ref` and
+ * `displayName` when the manager is a user of the team (a manager sent by another id is returned as sent).
+ */
+function enterpriseOf(
+  user: UserDoc,
+  managers: ReadonlyMap<string, Manager>,
+  baseUrl: string,
+): Record<string, unknown> {
+  const id = managerIdOf(user);
+  const { manager: _stored, ...rest } = user.enterprise;
+  if (id === undefined) return rest;
+  const known = managers.get(id.toLowerCase()) ?? managers.get(id);
+  return {
+    ...rest,
+    manager: {
+      value: id,
+      ...(known ? { $ref: `${baseUrl}/Users/${known.id}` } : {}),
+      ...(known?.displayName !== undefined ? { displayName: known.displayName } : {}),
+    },
+  };
+}
+
 export function userResource(
   user: UserDoc & ResourceMeta,
   groups: Array<{ id: string; displayName: string }>,
+  managers: ReadonlyMap<string, Manager>,
   baseUrl: string,
 ): Record<string, unknown> {
-  const hasEnterprise = Object.keys(user.enterprise).length > 0;
+  const enterprise = enterpriseOf(user, managers, baseUrl);
+  const hasEnterprise = Object.keys(enterprise).length > 0;
   return {
     schemas: hasEnterprise ? [coreUserSchema, enterpriseUserSchema] : [coreUserSchema],
     id: user.id,
@@ -59,7 +98,7 @@ export function userResource(
       $ref: `${baseUrl}/Groups/${g.id}`,
       type: 'direct',
     })),
-    ...(hasEnterprise ? { [enterpriseUserSchema]: user.enterprise } : {}),
+    ...(hasEnterprise ? { [enterpriseUserSchema]: enterprise } : {}),
     meta: meta('User', user, baseUrl),
   };
 }

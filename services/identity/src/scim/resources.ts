@@ -1,7 +1,9 @@
+import { charLength } from '@costgov/errors';
 import { ScimError } from './errors';
 import {
   applyGroupPatch,
   applyUserPatch,
+  assertSafeKeys,
   coreGroupSchema,
   coreUserSchema,
   patchOpSchema,
@@ -15,6 +17,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 /** A full resource of a POST or PUT, read by the PATCH engine as one path-less replace onto defaults. */
 function readResource<D>(body: unknown, schema: string, empty: D, apply: (doc: D, patch: unknown) => D): D {
   if (!isObject(body)) throw new ScimError(400, 'invalidSyntax', 'The body must be a JSON object.');
+  // Here first, so that messages name the attribute as sent ('externalId ...'), not a PATCH operation.
+  assertSafeKeys(body, '');
   const { schemas, ...attributes } = body;
   if (schemas !== undefined) {
     if (!Array.isArray(schemas) || !schemas.every((s) => typeof s === 'string')) {
@@ -48,7 +52,7 @@ export function readUserResource(body: unknown): UserDoc {
 
 export function checkUser(user: UserDoc): void {
   if (!user.userName.trim()) throw new ScimError(400, 'invalidValue', "'userName' is required.");
-  if (user.userName.length > 256)
+  if (charLength(user.userName) > 256)
     throw new ScimError(400, 'invalidValue', "'userName' is longer than 256 characters.");
   if (user.emails.length > 20) throw new ScimError(400, 'invalidValue', "'emails' has more than 20 entries.");
 }
@@ -67,7 +71,7 @@ export function readGroupResource(body: unknown): GroupDoc {
 
 export function checkGroup(group: GroupDoc): void {
   if (!group.displayName.trim()) throw new ScimError(400, 'invalidValue', "'displayName' is required.");
-  if (group.displayName.length > 256)
+  if (charLength(group.displayName) > 256)
     throw new ScimError(400, 'invalidValue', "'displayName' is longer than 256 characters.");
   if (group.members.length > 10_000)
     throw new ScimError(400, 'invalidValue', "'members' has more than 10000 entries.");

@@ -5,9 +5,10 @@ import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
 import { userFilterAttributes } from './filter';
 import { applyUserPatch, type UserDoc } from './patch';
-import { userResource, type ResourceMeta } from './render';
+import { managerIdOf, userResource, type Manager, type ResourceMeta } from './render';
 import { checkUser, readUserResource } from './resources';
 import { versionedWrites } from './writes';
+import { leaveAllGroups } from './memberships';
 import { listPage, type ListInput, type ListPage } from './paging';
 
 interface UserRow {
@@ -18,6 +19,9 @@ interface UserRow {
   given_name: string | null;
   family_name: string | null;
   formatted_name: string | null;
+  middle_name: string | null;
+  honorific_prefix: string | null;
+  honorific_suffix: string | null;
   display_name: string | null;
   emails: UserDoc['emails'];
   active: boolean;
@@ -25,6 +29,7 @@ interface UserRow {
   version: number;
   created_at: Date;
   updated_at: Date;
+  deleted_at: Date | null;
 }
 
 export type StoredUser = UserDoc & ResourceMeta;
@@ -40,6 +45,9 @@ const toUser = (row: UserRow): StoredUser => ({
     givenName: row.given_name,
     familyName: row.family_name,
     formatted: row.formatted_name,
+    middleName: row.middle_name,
+    honorificPrefix: row.honorific_prefix,
+    honorificSuffix: row.honorific_suffix,
   }) as UserDoc['name'],
   ...(row.display_name !== null ? { displayName: row.display_name } : {}),
   emails: row.emails,
@@ -56,6 +64,9 @@ const columns = (user: UserDoc) => [
   user.name.givenName ?? null,
   user.name.familyName ?? null,
   user.name.formatted ?? null,
+  user.name.middleName ?? null,
+  user.name.honorificPrefix ?? null,
+  user.name.honorificSuffix ?? null,
   user.displayName ?? null,
   JSON.stringify(user.emails),
   user.active,
@@ -63,7 +74,13 @@ const columns = (user: UserDoc) => [
 ];
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const notFound = (id: string) => new ScimError(404, undefined, `User ${id} not found.`);
+// Only an id of the right shape is echoed: anything else from the path is not repeated to the client.
+const notFound = (id: string) =>
+  new ScimError(
+    404,
+    undefined,
+    uuidShape.test(id) ? `User ${id} not found.` : 'User not found: not a user id.',
+  );
 const taken = (userName: string) =>
   new ScimError(409, 'uniqueness', `A user with userName '${userName}' already exists.`);
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
@@ -101,7 +118,7 @@ export function scimUsersFactory({
   async function find(tx: Queryable, teamId: string, id: string, lock = false): Promise<StoredUser> {
     if (!uuidShape.test(id)) throw notFound(id);
     const { rows } = await tx.query<UserRow>(
-      `SELECT * FROM scim_users WHERE team_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+      `SELECT * FROM scim_users WHERE team_id = $1 AND id = $2 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
       [teamId, id],
     );
     if (!rows[0]) throw notFound(id);
@@ -122,8 +139,29 @@ export function scimUsersFactory({
     return byUser;
   }
 
-  async function render(user: StoredUser, baseUrl: string) {
-    return userResource(user, (await groupsOf([user.id])).get(user.id) ?? [], baseUrl);
+  /** The team's users named as managers by `users`, for the derived `$ref` and `displayName`. */
+  async function managersOf(teamId: string, users: StoredUser[]): Promise<Map<string, Manager>> {
+    const ids = [...new Set(users.map(managerIdOf).filter((id): id is string => id !== undefined))];
+    const valid = ids.filter((id) => uuidShape.test(id));
+    if (valid.length === 0) return new Map();
+    const { rows } = await db.query<{ id: string; display_name: string | null }>(
+      `SELECT id::text AS id, display_name FROM scim_users
+       WHERE team_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL`,
+      [teamId, valid],
+    );
+    return new Map(rows.map((row) => [row.id, { id: row.id, displayName: row.display_name ?? undefined }]));
+  }
+
+  async function renderAll(teamId: string, users: StoredUser[], baseUrl: string) {
+    const [groups, managers] = await Promise.all([
+      groupsOf(users.map((u) => u.id)),
+      managersOf(teamId, users),
+    ]);
+    return users.map((user) => userResource(user, groups.get(user.id) ?? [], managers, baseUrl));
+  }
+
+  async function render(user: StoredUser, baseUrl: string, teamId: string) {
+    return (await renderAll(teamId, [user], baseUrl))[0]!;
   }
 
   /** Writes the new state of a user and publishes what changed; `previous` is undefined on creation. */
@@ -139,16 +177,18 @@ export function scimUsersFactory({
       const { rows } = previous
         ? await tx.query<UserRow>(
             `UPDATE scim_users SET user_name = $3, external_id = $4, given_name = $5, family_name = $6,
-               formatted_name = $7, display_name = $8, emails = $9, active = $10, enterprise = $11,
-               version = version + 1, updated_at = $12
+               formatted_name = $7, middle_name = $8, honorific_prefix = $9, honorific_suffix = $10,
+               display_name = $11, emails = $12, active = $13, enterprise = $14,
+               version = version + 1, updated_at = $15
              WHERE team_id = $1 AND id = $2 RETURNING *`,
             [teamId, id, ...columns(next), at],
           )
         : await tx.query<UserRow>(
             `INSERT INTO scim_users (id, team_id, user_name, external_id, given_name, family_name, formatted_name,
-               display_name, emails, active, enterprise, role, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-               (SELECT default_role FROM teams WHERE id = $2), $12, $12) RETURNING *`,
+               middle_name, honorific_prefix, honorific_suffix, display_name, emails, active, enterprise, role,
+               created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+               (SELECT default_role FROM teams WHERE id = $2), $15, $15) RETURNING *`,
             [id, teamId, ...columns(next), at],
           );
       const user = toUser(rows[0]!);
@@ -166,22 +206,20 @@ export function scimUsersFactory({
   async function createUser(teamId: string, body: unknown, baseUrl: string) {
     const doc = readUserResource(body);
     const user = await db.transaction((tx) => save(tx, teamId, newUuid(), doc, undefined));
-    return render(user, baseUrl);
+    return render(user, baseUrl, teamId);
   }
 
   async function getUser(teamId: string, id: string, baseUrl: string) {
-    return render(await find(db, teamId, id), baseUrl);
+    return render(await find(db, teamId, id), baseUrl, teamId);
   }
 
   async function listUsers(teamId: string, input: ListInput, baseUrl: string): Promise<ListPage> {
     return listPage(
       db,
       input,
-      { table: 'scim_users', attributes: userFilterAttributes, teamId },
+      { table: 'scim_users', attributes: userFilterAttributes, teamId, visible: 'deleted_at IS NULL' },
       async (rows: UserRow[]) => {
-        const users = rows.map(toUser);
-        const groups = await groupsOf(users.map((u) => u.id));
-        return users.map((user) => userResource(user, groups.get(user.id) ?? [], baseUrl));
+        return renderAll(teamId, rows.map(toUser), baseUrl);
       },
     );
   }
@@ -201,13 +239,25 @@ export function scimUsersFactory({
     },
   });
 
-  async function deleteUser(teamId: string, id: string): Promise<never> {
-    await find(db, teamId, id);
-    throw new ScimError(
-      400,
-      undefined,
-      'Users are not deleted over SCIM: deactivate them with PATCH {"op": "replace", "path": "active", "value": false}; their data is kept.',
-    );
+  /**
+   * SCIM DELETE (what Entra sends when a user is deleted for good): the user is deactivated, so access
+   * ends at once as with `active` false, and kept, but SCIM no longer sees them: 404 by id, absent from
+   * lists and filters, their userName free for a new user. They leave their groups, as Entra expects of a
+   * deleted member; each group changed publishes identity.group.updated.
+   */
+  async function deleteUser(teamId: string, id: string): Promise<void> {
+    await db.transaction(async (tx) => {
+      const user = await find(tx, teamId, id, true);
+      const at = now();
+      const { rows } = await tx.query<UserRow>(
+        `UPDATE scim_users SET active = false, deleted_at = $3, version = version + 1, updated_at = $3
+         WHERE team_id = $1 AND id = $2 RETURNING *`,
+        [teamId, id, at],
+      );
+      // Published even when the user was already inactive: gateways drop whatever they still cache.
+      await publish(tx, teamId, toUser(rows[0]!), 'deactivated');
+      await leaveAllGroups(tx, outbox, { teamId, userId: user.id, at });
+    });
   }
 
   return {

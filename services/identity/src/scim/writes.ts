@@ -10,7 +10,7 @@ export function versionedWrites<Doc, Stored extends Doc & { version: number }>(d
   kind: 'user' | 'group';
   find: (tx: Queryable, teamId: string, id: string, lock: boolean) => Promise<Stored>;
   save: (tx: Queryable, teamId: string, id: string, next: Doc, previous: Stored) => Promise<Stored>;
-  render: (stored: Stored, baseUrl: string) => Promise<Record<string, unknown>>;
+  render: (stored: Stored, baseUrl: string, teamId: string) => Promise<Record<string, unknown>>;
   /** A whole resource of a PUT. */
   read: (body: unknown) => Doc;
   /** A PatchOp applied to the current document, checked. */
@@ -28,7 +28,7 @@ export function versionedWrites<Doc, Stored extends Doc & { version: number }>(d
       checkIfMatch(deps.kind, current.version, ifMatch);
       return deps.save(tx, teamId, id, next(current), current);
     });
-    return deps.render(stored, baseUrl);
+    return deps.render(stored, baseUrl, teamId);
   }
 
   return {

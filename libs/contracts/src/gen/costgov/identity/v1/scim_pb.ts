@@ -483,7 +483,8 @@ export const ScimService: GenService<{
     output: typeof ScimResourceSchema;
   };
   /**
-   * Users are not deleted over SCIM (deactivate with active=false); this answers the SCIM error that says so.
+   * Deactivates the user (access ends at once) and keeps their data; from then on SCIM treats the user as
+   * deleted: 404 by id, absent from lists and filters, userName free, removed from every group.
    *
    * @generated from rpc costgov.identity.v1.ScimService.DeleteUser
    */
