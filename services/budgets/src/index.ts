@@ -1,1 +1,3 @@
-export { budgetsModule } from './module';
+export { budgetsConfig } from './config';
+export { budgetsModule, type BudgetsOptions } from './module';
+export type { TeamUsers } from './projects/team-users';

@@ -1,5 +1,11 @@
 import './instrument';
+import { loadConfigOrExit } from '@costgov/config';
 import { runStandalone } from '@costgov/runtime';
+import { budgetsConfig } from './config';
 import { budgetsModule } from './module';
 
-void runStandalone(budgetsModule(), { grpcPort: 50052 });
+const config = loadConfigOrExit(budgetsConfig);
+void runStandalone(
+  budgetsModule({ identityAddress: config.IDENTITY_ADDR, rpcDeadlineMs: config.RPC_DEADLINE_MS }),
+  { grpcPort: 50052 },
+);

@@ -2,19 +2,45 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgets } from '@costgov/contracts';
 import { decodeEvent, type CloudEvent } from '@costgov/bus';
 import { events } from '@costgov/contracts';
-import { ConflictError, NotFoundError, ValidationError, BadRequestError } from '@costgov/errors';
-import { newId } from '@costgov/ids';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  UnavailableError,
+  ValidationError,
+} from '@costgov/errors';
+import { newId, newUuid } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
-import { eventually, freshDb, testBus } from '@costgov/testing';
+import { eventually, freePort, freshDb, testBus } from '@costgov/testing';
 import { budgetsModule } from '../src/module';
+import type { TeamUsers } from '../src/projects/team-users';
 
 const logger = createLogger('test', 'silent');
 const teamA = newId('team');
 const teamB = newId('team');
 const asA = { teamId: teamA };
 const asB = { teamId: teamB };
+
+/** Identity stand-in: the active users of each team, what it was asked, and whether it is down. */
+const activeUsers = new Map<string, Set<string>>();
+const lookups: string[][] = [];
+let identityDown = false;
+const teamUsers: TeamUsers = {
+  async activeUserIds(teamId, ids) {
+    lookups.push(ids);
+    if (identityDown) throw new UnavailableError();
+    const known = activeUsers.get(teamId) ?? new Set();
+    return new Set(ids.filter((id) => known.has(id)));
+  },
+};
+/** A fresh active user of `team`. */
+const userOf = (team: { teamId: string }) => {
+  const id = newUuid();
+  activeUsers.set(team.teamId, (activeUsers.get(team.teamId) ?? new Set()).add(id));
+  return id;
+};
 
 let service: RunningService;
 let client: RpcClient<typeof budgets.ProjectsService>;
@@ -24,7 +50,7 @@ const received: CloudEvent[] = [];
 beforeAll(async () => {
   bus = await testBus(logger);
   const db = await freshDb('budgets');
-  service = await startService(budgetsModule(), {
+  service = await startService(budgetsModule({ teamUsers }), {
     logger,
     bus,
     openDb: async () => db,
@@ -52,11 +78,12 @@ const eventsFor = (projectId: string) => received.filter((event) => event.subjec
 describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.env.NATS_URL ? 'nats' : 'in-process bus'})`, () => {
   describe('create', () => {
     it('stores the project and publishes budgets.project.created', async () => {
+      const approver = userOf(asA);
       const project = await client.createProject(
         {
           name: 'checkout',
           connectionIds: [newId('connection')],
-          approvalRules: { requireApprovalAbove: 500, approvers: ['u1'] },
+          approvalRules: { requireApprovalAbove: 500, approvers: [approver] },
         },
         asA,
       );
@@ -67,7 +94,7 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
         budgetCount: 0,
         violationCount: 0,
       });
-      expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 500, approvers: ['u1'] });
+      expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 500, approvers: [approver] });
       const [event] = await eventually(() =>
         eventsFor(project.id).length ? eventsFor(project.id) : undefined,
       );
@@ -98,8 +125,28 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
       ],
       [
         'a negative approval threshold',
-        { name: 'ok-3', approvalRules: { requireApprovalAbove: -1, approvers: ['u'] } },
+        { name: 'ok-3', approvalRules: { requireApprovalAbove: -1, approvers: [userOf(asA)] } },
         'approval_rules.require_approval_above',
+      ],
+      [
+        '51 approvers',
+        {
+          name: 'ok-4',
+          approvalRules: { approvers: Array.from({ length: 51 }, () => userOf(asA)) },
+        },
+        'approval_rules.approvers',
+      ],
+      ['a name of 201 characters', { name: '\u{1F600}'.repeat(201) }, 'name'],
+      ['a NUL in the name', { name: 'ok\u0000-5' }, 'name'],
+      [
+        'a NUL in an approver id',
+        { name: 'ok-7', approvalRules: { approvers: [`${userOf(asA)}\u0000`] } },
+        'approval_rules.approvers[0]',
+      ],
+      [
+        'an approver id of 201 characters',
+        { name: 'ok-8', approvalRules: { approvers: ['u'.repeat(201)] } },
+        'approval_rules.approvers[0]',
       ],
     ])('refuses %s with a field violation and stores nothing', async (_case, request, field) => {
       const error = await client.createProject(request, asA).catch((e: unknown) => e);
@@ -107,6 +154,129 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
       expect((error as ValidationError).details.map((d) => d.field)).toContain(field);
       const { projects } = await client.listProjects({}, asA);
       expect(projects.map((p) => p.name)).not.toContain(request.name.trim() || '   ');
+    });
+  });
+
+  describe('text is counted in characters', () => {
+    it('accepts a name of 200 emoji (400 UTF-16 units) and keeps it whole', async () => {
+      const name = '\u{1F680}'.repeat(200);
+      const project = await client.createProject({ name }, asA);
+      expect(project.name).toBe(name);
+    });
+  });
+
+  describe('approval rules', () => {
+    it('accepts rules without an amount (every change needs approval) and returns no amount', async () => {
+      const approver = userOf(asA);
+      const created = await client.createProject(
+        { name: 'no-limit', approvalRules: { approvers: [approver] } },
+        asA,
+      );
+      expect(created.approvalRules).toBeDefined();
+      expect(created.approvalRules!.requireApprovalAbove).toBeUndefined();
+      const read = await client.getProject({ id: created.id }, asA);
+      expect(read.approvalRules?.requireApprovalAbove).toBeUndefined();
+      expect(read.approvalRules?.approvers).toEqual([approver]);
+    });
+
+    it.each([1, 50])('accepts %i approvers', async (count) => {
+      const approvers = Array.from({ length: count }, () => userOf(asA));
+      const project = await client.createProject(
+        { name: `approvers-${count}`, approvalRules: { requireApprovalAbove: 0, approvers } },
+        asA,
+      );
+      expect(project.approvalRules?.approvers).toEqual(approvers);
+    });
+
+    it("names each approver that is not an active user of the team (another team's included), and stores nothing", async () => {
+      const known = userOf(asA);
+      const stranger = userOf(asB);
+      const approvers = [known, newUuid(), stranger, 'ada@example.com'];
+      const error = await client
+        .createProject({ name: 'unknown-approvers', approvalRules: { approvers } }, asA)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).details.map((d) => d.field)).toEqual([
+        'approval_rules.approvers[1]',
+        'approval_rules.approvers[2]',
+        'approval_rules.approvers[3]',
+      ]);
+      expect((error as ValidationError).details[0]!.message).toContain(approvers[1]);
+      const { projects } = await client.listProjects({}, asA);
+      expect(projects.map((p) => p.name)).not.toContain('unknown-approvers');
+    });
+
+    it('reports field errors and unknown approvers together, and asks identity only about well-formed ids', async () => {
+      lookups.length = 0;
+      const unknown = newUuid();
+      const error = await client
+        .createProject({ name: ' ', approvalRules: { approvers: [unknown, 'bad\u0000id'] } }, asA)
+        .catch((e: unknown) => e);
+      expect((error as ValidationError).details.map((d) => d.field)).toEqual([
+        'name',
+        'approval_rules.approvers[1]',
+        'approval_rules.approvers[0]',
+      ]);
+      expect(lookups).toEqual([[unknown]]);
+    });
+
+    it('checks approvers on update too and leaves the project unchanged when one is unknown', async () => {
+      const approver = userOf(asA);
+      const created = await client.createProject(
+        { name: 'update-rules', approvalRules: { approvers: [approver] } },
+        asA,
+      );
+      const error = await client
+        .updateProject({ id: created.id, approvalRules: { approvers: [approver, newUuid()] } }, asA)
+        .catch((e: unknown) => e);
+      expect((error as ValidationError).details.map((d) => d.field)).toEqual(['approval_rules.approvers[1]']);
+      expect((await client.getProject({ id: created.id }, asA)).approvalRules?.approvers).toEqual([approver]);
+    });
+
+    it('answers UNAVAILABLE when identity is down, and stores nothing', async () => {
+      identityDown = true;
+      try {
+        await expect(
+          client.createProject({ name: 'identity-down', approvalRules: { approvers: [userOf(asA)] } }, asA),
+        ).rejects.toBeInstanceOf(UnavailableError);
+      } finally {
+        identityDown = false;
+      }
+      const { projects } = await client.listProjects({}, asA);
+      expect(projects.map((p) => p.name)).not.toContain('identity-down');
+    });
+
+    it('does not ask identity when no approval rules are sent', async () => {
+      lookups.length = 0;
+      identityDown = true;
+      try {
+        await client.createProject({ name: 'no-rules' }, asA);
+      } finally {
+        identityDown = false;
+      }
+      expect(lookups).toEqual([]);
+    });
+  });
+
+  describe('identity unreachable over gRPC', () => {
+    it('answers UNAVAILABLE (the gateway says 503) to rules it cannot check, and serves the rest', async () => {
+      const db = await freshDb('budgets');
+      const alone = await startService(
+        budgetsModule({ identityAddress: `127.0.0.1:${await freePort()}`, rpcDeadlineMs: 2000 }),
+        { logger, bus, openDb: async () => db, dataDir: 'memory', grpcAddress: '127.0.0.1:0' },
+      );
+      const aloneClient = createRpcClient(budgets.ProjectsService, `127.0.0.1:${alone.port}`);
+      try {
+        await expect(
+          aloneClient.createProject({ name: 'unchecked', approvalRules: { approvers: [newUuid()] } }, asA),
+        ).rejects.toBeInstanceOf(UnavailableError);
+        await expect(aloneClient.createProject({ name: 'no-rules' }, asA)).resolves.toMatchObject({
+          name: 'no-rules',
+        });
+      } finally {
+        aloneClient.close();
+        await alone.stop();
+      }
     });
   });
 
@@ -142,20 +312,22 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
     });
 
     it('returns nested approval rules and budgets on the single read', async () => {
+      const [a, b] = [userOf(asA), userOf(asA)];
       const created = await client.createProject(
-        { name: 'detail', approvalRules: { requireApprovalAbove: 10, approvers: ['a', 'a', 'b'] } },
+        { name: 'detail', approvalRules: { requireApprovalAbove: 10, approvers: [a, a, b] } },
         asA,
       );
       const project = await client.getProject({ id: created.id }, asA);
-      expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 10, approvers: ['a', 'b'] });
+      expect(project.approvalRules).toMatchObject({ requireApprovalAbove: 10, approvers: [a, b] });
       expect(project.budgets).toEqual([]);
     });
   });
 
   describe('update', () => {
     it('changes the given fields, publishes what changed, and leaves the rest', async () => {
+      const x = userOf(asA);
       const created = await client.createProject(
-        { name: 'to-update', approvalRules: { requireApprovalAbove: 1, approvers: ['x'] } },
+        { name: 'to-update', approvalRules: { requireApprovalAbove: 1, approvers: [x] } },
         asA,
       );
       const updated = await client.updateProject(
@@ -164,7 +336,7 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
       );
       expect(updated).toMatchObject({ name: 'renamed', status: 'active' });
       expect(updated.connectionIds).toHaveLength(1);
-      expect(updated.approvalRules?.approvers).toEqual(['x']);
+      expect(updated.approvalRules?.approvers).toEqual([x]);
       const update = await eventually(() =>
         eventsFor(created.id).find((e) => e.type === 'budgets.project.updated'),
       );
@@ -224,6 +396,20 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
       await expect(client.deleteProject({ id: mine.id }, asB)).rejects.toBeInstanceOf(NotFoundError);
       expect((await client.listProjects({}, asB)).projects.map((p) => p.id)).not.toContain(mine.id);
       expect((await client.getProject({ id: mine.id }, asA)).name).toBe('isolated');
+    });
+
+    it('answers not found to an id that is no project id (a NUL, another kind) on read, update and delete', async () => {
+      for (const id of ['prj_\u0000', newId('budget'), '']) {
+        await expect(client.getProject({ id }, asA)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(client.updateProject({ id, name: 'x' }, asA)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(client.deleteProject({ id }, asA)).rejects.toBeInstanceOf(NotFoundError);
+      }
+    });
+
+    it('refuses a connection filter that is not acceptable text', async () => {
+      await expect(client.listProjects({ connectionId: 'con_\u0000' }, asA)).rejects.toBeInstanceOf(
+        BadRequestError,
+      );
     });
 
     it('refuses a call without a team', async () => {

@@ -1,14 +1,17 @@
 import express, { type Express } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import type { budgets, scim } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
 import type { RateLimiter } from '@costgov/ratelimit';
+import { accessLog } from './http/access-log';
 import { requireGuardScopes, type Authenticator } from './http/auth';
+import { jsonBody } from './http/body';
 import { errorHandler, notFound } from './http/errors';
 import { rateLimit } from './http/rate-limit';
-import { requestContext } from './http/request-context';
+import { bodyTimeout, requestContext } from './http/request-context';
+import { textRule } from './http/text-rule';
+import { requestValidators } from './openapi/validator';
 import { projectRoutes } from './routes/projects';
 import { scimRoutes } from './routes/scim';
 
@@ -19,22 +22,16 @@ export interface GatewayDeps {
   scim: RpcClient<typeof scim.ScimService>;
   /** The public base URL (e.g. https://api.example.com) for SCIM locations; else taken from the request. */
   publicBaseUrl?: string;
-  /** Whether each backend is serving, reported by /readyz. */
+  /** Whether each backend is serving, reported by /readyz (never a reason for it to fail). */
   backendsReady: () => Promise<Record<string, boolean>>;
+  /** Express `trust proxy`: which X-Forwarded-For hops give the client address (default: none). */
+  trustProxy?: boolean | number | string;
+  /** A request body not fully arrived within this many ms is answered 408 (default 30 s). */
+  bodyTimeoutMs?: number;
   /** True once a graceful stop has begun: /readyz then fails so load balancers drain this replica. */
   draining: () => boolean;
   auth: Authenticator;
   limiter: RateLimiter;
-}
-
-export const bodyLimit = '1mb';
-
-function guardOnly(document: Record<string, unknown>): Record<string, unknown> {
-  const paths = document.paths as Record<string, unknown>;
-  return {
-    ...document,
-    paths: Object.fromEntries(Object.entries(paths).filter(([path]) => path.startsWith('/v1/guard/'))),
-  };
 }
 
 export function createGatewayApp(deps: GatewayDeps): Express {
@@ -42,23 +39,24 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', deps.trustProxy ?? false);
 
   app.use(requestContext);
-  app.use((req, res, next) => {
-    const end = metrics.httpRequests.startTimer({ method: req.method });
-    res.on('finish', () =>
-      end({ route: req.route ? `${req.baseUrl}${req.route.path}` : 'unmatched', status: res.statusCode }),
-    );
-    next();
-  });
+  // The access log and the request duration histogram share one listener per request.
+  app.use(accessLog(deps.logger, (labels, seconds) => metrics.httpRequests.observe(labels, seconds)));
+  app.use(bodyTimeout(deps.bodyTimeoutMs ?? 30_000));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   // Readiness is the gateway's own: a backend that is down answers 503 per request rather than taking
-  // every gateway replica out of the load balancer. The backends' state is reported for operators.
+  // every gateway replica out of the load balancer. The backends' state is reported for operators, and
+  // a report that fails leaves readiness as it is.
   app.get('/readyz', async (_req, res) => {
-    const backends = await deps.backendsReady();
+    const backends = await deps.backendsReady().catch((error: unknown) => {
+      deps.logger.warn({ err: error }, 'backend health report failed');
+      return {};
+    });
     const ready = !deps.draining();
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'draining', backends });
   });
@@ -70,26 +68,13 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   // API keys and OAuth tokens open /v1; SCIM tokens open /scim/v2 and nothing else.
   app.use('/v1', deps.auth.authenticate(['api_key', 'oauth']), limit, requireGuardScopes);
   app.use('/scim/v2', deps.auth.authenticate(['scim_token']), limit);
-  app.use(express.json({ limit: bodyLimit, type: ['application/json', 'application/*+json'] }));
-  app.use(
-    OpenApiValidator.middleware({
-      // Only the Guard paths: the validator tries every documented path per request (compiling each
-      // pattern anew), and SCIM documents are validated by identity, which owns them.
-      apiSpec: guardOnly(deps.openapi) as never,
-      // Bodies are not coerced ("42" is not a name); query parameters always are. One detail per field.
-      validateRequests: {
-        allowUnknownQueryParameters: false,
-        coerceTypes: false,
-        removeAdditional: false,
-        allErrors: true,
-      },
-      validateResponses: false,
-      validateSecurity: false,
-      ignoreUndocumented: true,
-      ignorePaths: (path: string) => !path.startsWith('/v1/'),
-    }),
-  );
-  app.use('/v1/guard/projects', projectRoutes(deps.projects));
+  app.use(jsonBody);
+  app.use('/v1', textRule('guard'));
+  app.use('/scim/v2', textRule('scim'));
+  // Each Guard route validates against its operation in the document, compiled once here. SCIM
+  // documents are validated by identity, which owns them.
+  const validate = requestValidators(deps.openapi);
+  app.use('/v1/guard/projects', projectRoutes(deps.projects, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
   app.use(notFound);

@@ -1,28 +1,68 @@
-import { baseConfig, port, z } from '@costgov/config';
+import { baseConfig, port, shutdownDrainMs, z } from '@costgov/config';
 
-export const gatewayConfig = baseConfig.extend({
-  PORT: port(8080),
-  HOST: z.string().default('0.0.0.0'),
-  METRICS_PORT: port(9464),
-  IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
-  BUDGETS_ADDR: z.string().default('127.0.0.1:50052'),
-  VIOLATIONS_ADDR: z.string().default('127.0.0.1:50053'),
-  /** Public base URL of the API (https://api.example.com); SCIM locations are built from it when set. */
-  PUBLIC_BASE_URL: z.string().url().optional(),
-  /** Upper bound on how long an authentication answer is cached; identity may ask for less. */
-  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
-  /** `off` disables rate limiting (benchmarks); anything else leaves it on. */
-  RATE_LIMIT: z.enum(['on', 'off']).default('on'),
-  /**
-   * Milliseconds a Redis limiter call may take before the per-process limiter answers instead. The timer
-   * also measures the gateway's own event-loop lag: at 10 ms a loaded gateway read replies that had
-   * arrived as timeouts and limited per process 75-96 % of the time (npm run bench), hence 100.
-   */
-  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),
-  /** Milliseconds a concurrency slot outlives a gateway that died holding it. */
-  RATE_LIMIT_LEASE_TTL_MS: z.coerce.number().int().positive().default(60_000),
-  /** How long a graceful stop waits for requests in flight. */
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
-});
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((value): boolean | number | string => {
+    const text = value.trim();
+    if (text === '' || text === 'false') return false;
+    if (text === 'true') return true;
+    if (/^\d+$/.test(text)) return Number(text);
+    return text;
+  });
+
+export const gatewayConfig = baseConfig
+  .extend({
+    PORT: port(8080),
+    HOST: z.string().default('0.0.0.0'),
+    METRICS_PORT: port(9464),
+    IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
+    BUDGETS_ADDR: z.string().default('127.0.0.1:50052'),
+    VIOLATIONS_ADDR: z.string().default('127.0.0.1:50053'),
+    /** Public base URL of the API (https://api.example.com); SCIM locations are built from it when set. */
+    PUBLIC_BASE_URL: z.string().url().optional(),
+    /** Upper bound on how long an authentication answer is cached; identity may ask for less. */
+    AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+    /** `off` disables rate limiting (benchmarks); anything else leaves it on. */
+    RATE_LIMIT: z.enum(['on', 'off']).default('on'),
+    /**
+     * Milliseconds a Redis limiter call may take before the per-process limiter answers instead. The timer
+     * also measures the gateway's own event-loop lag: at 10 ms a loaded gateway read replies that had
+     * arrived as timeouts and limited per process 75-96 % of the time (npm run bench), hence 100.
+     */
+    RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),
+    /** Milliseconds a concurrency slot outlives a gateway that died holding it. */
+    RATE_LIMIT_LEASE_TTL_MS: z.coerce.number().int().positive().default(60_000),
+    /**
+     * After SIGTERM, how long the gateway keeps serving while /readyz answers 503 `draining`, so load
+     * balancers stop sending before it stops accepting. Unset: 5000 in production, 0 elsewhere.
+     */
+    SHUTDOWN_DRAIN_MS: shutdownDrainMs,
+    /** How long a graceful stop then waits for requests in flight. */
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    /**
+     * Whether to take the client address from X-Forwarded-For (express `trust proxy`): `false` (default,
+     * the socket's address), `true` (any proxy), a hop count, or comma-separated addresses/subnets.
+     */
+    TRUST_PROXY: trustProxy,
+    /** Failed authentications one client address may make per minute before it is answered 429. */
+    AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
+    /** How long an unknown credential is remembered as unknown (no identity call meanwhile); 0 disables. */
+    AUTH_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+    /** Time allowed for a request's headers (node's headersTimeout); answered 408. */
+    HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+    /** Time allowed for reading a request body; a slower body is answered 408. */
+    BODY_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+    /** Time allowed for a whole request to arrive (node's requestTimeout); must stay under the lease TTL. */
+    REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(45_000),
+  })
+  .refine(
+    // A request still arriving when its concurrency slot expires would run beside a replacement.
+    (c) => c.REQUEST_TIMEOUT_MS < c.RATE_LIMIT_LEASE_TTL_MS && c.BODY_TIMEOUT_MS < c.RATE_LIMIT_LEASE_TTL_MS,
+    {
+      path: ['REQUEST_TIMEOUT_MS'],
+      message: 'REQUEST_TIMEOUT_MS and BODY_TIMEOUT_MS must be below RATE_LIMIT_LEASE_TTL_MS',
+    },
+  );
 
 export type GatewayConfig = z.infer<typeof gatewayConfig>;

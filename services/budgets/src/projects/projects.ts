@@ -1,15 +1,19 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
-import { BadRequestError, ConflictError, NotFoundError, Violations } from '@costgov/errors';
-import type { IdGenerator } from '@costgov/ids';
+import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
+import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Outbox } from '@costgov/runtime';
+import type { TeamUsers } from './team-users';
 import {
   checkApprovalRules,
+  checkApproversKnown,
   checkConnectionIds,
   checkName,
   checkStatus,
+  maxApprovers,
   projectStatuses,
+  wellFormedApprovers,
   type ApprovalRules,
   type ProjectStatus,
 } from './validation';
@@ -41,10 +45,16 @@ export interface ProjectDetail extends Project {
   budgets: BudgetSummary[];
 }
 
+/** Approval rules as sent: `requireApprovalAbove` absent or null means no amount limit. */
+export interface ApprovalRulesInput {
+  requireApprovalAbove?: number | null;
+  approvers: string[];
+}
+
 export interface CreateProjectInput {
   name: string;
   connectionIds?: string[];
-  approvalRules?: { requireApprovalAbove?: number; approvers: string[] };
+  approvalRules?: ApprovalRulesInput;
 }
 
 export interface UpdateProjectInput {
@@ -52,7 +62,7 @@ export interface UpdateProjectInput {
   status?: string;
   connectionIds?: string[];
   /** null removes the rules; undefined leaves them. */
-  approvalRules?: { requireApprovalAbove?: number; approvers: string[] } | null;
+  approvalRules?: ApprovalRulesInput | null;
 }
 
 export interface ListProjectsInput {
@@ -79,18 +89,39 @@ const selectProject = `SELECT p.*,
   (SELECT count(*) FROM budgets b WHERE b.project_id = p.id AND b.status <> 'archived')::int AS budget_count
   FROM projects p`;
 
+/** A project with `budget_count` and `budgets`: every budget summary, archived included, oldest first. */
+const selectProjectDetail = `SELECT p.*, s.budget_count, s.budgets
+  FROM projects p CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE b.status <> 'archived')::int AS budget_count,
+      coalesce(json_agg(json_build_object(
+        'id', b.id, 'name', b.name, 'amount', b.amount, 'currency', b.currency, 'period', b.period,
+        'status', b.status,
+        'percentageUsed', CASE WHEN b.amount > 0 THEN round(b.current_spend / b.amount * 100, 2) ELSE 0 END
+      ) ORDER BY b.created_at, b.id), '[]') AS budgets
+    FROM budgets b WHERE b.team_id = p.team_id AND b.project_id = p.id) s
+  WHERE p.team_id = $1 AND p.id = $2`;
+
+// Rules stored before the amount became optional always have one; `?? null` reads both.
+const approvalRulesOf = (stored: ApprovalRules | null): ApprovalRules | null =>
+  stored && { requireApprovalAbove: stored.requireApprovalAbove ?? null, approvers: stored.approvers };
+
 const toProject = (row: ProjectRow): Project => ({
   id: row.id,
   teamId: row.team_id,
   name: row.name,
   status: row.status,
   connectionIds: row.connection_ids,
-  approvalRules: row.approval_rules,
+  approvalRules: approvalRulesOf(row.approval_rules),
   budgetCount: row.budget_count,
   violationCount: row.violation_count,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
+
+/** An id that cannot be a project's is not found, without a query: text Postgres refuses never reaches it. */
+function checkProjectId(id: string): void {
+  if (!looksLikeId('project', id)) throw new NotFoundError('Project', id);
+}
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
 const duplicateName = (name: string) =>
@@ -103,12 +134,24 @@ export function projectsFactory({
   outbox,
   newId,
   now,
+  teamUsers,
 }: {
   db: Db;
   outbox: Outbox;
   newId: IdGenerator;
   now: () => Date;
+  teamUsers: TeamUsers;
 }) {
+  /**
+   * Every approver must be an active user of the team, which identity knows: asked after the local
+   * checks so one answer carries every field error. Identity down rejects with UnavailableError (503).
+   */
+  async function checkApprovers(violations: Violations, teamId: string, rules: ApprovalRulesInput) {
+    const asked = [...new Set(wellFormedApprovers(rules.approvers))];
+    if (asked.length === 0 || rules.approvers.length > maxApprovers) return; // too many: already refused
+    checkApproversKnown(violations, rules.approvers, await teamUsers.activeUserIds(teamId, asked));
+  }
+
   async function publishChange(
     tx: Queryable,
     type: 'created' | 'updated',
@@ -131,6 +174,7 @@ export function projectsFactory({
   }
 
   async function find(tx: Queryable, teamId: string, id: string, lock = false): Promise<Project> {
+    checkProjectId(id);
     const { rows } = await tx.query<ProjectRow>(
       `${selectProject} WHERE p.team_id = $1 AND p.id = $2${lock ? ' FOR UPDATE' : ''}`,
       [teamId, id],
@@ -144,6 +188,7 @@ export function projectsFactory({
     const name = checkName(violations, input.name);
     const connectionIds = checkConnectionIds(violations, input.connectionIds ?? []);
     const approvalRules = input.approvalRules ? checkApprovalRules(violations, input.approvalRules) : null;
+    if (input.approvalRules) await checkApprovers(violations, teamId, input.approvalRules);
     violations.throwIfAny();
     try {
       return await db.transaction(async (tx) => {
@@ -163,19 +208,15 @@ export function projectsFactory({
     }
   }
 
+  // The project and its budget summaries in one statement: one round trip for the most frequent read.
   async function getProject(teamId: string, id: string): Promise<ProjectDetail> {
-    const project = await find(db, teamId, id);
-    const { rows } = await db.query<BudgetSummary & { percentage_used: number }>(
-      `SELECT id, name, amount, currency, period, status,
-        CASE WHEN amount > 0 THEN round(current_spend / amount * 100, 2) ELSE 0 END AS percentage_used
-       FROM budgets WHERE team_id = $1 AND project_id = $2 ORDER BY created_at, id`,
-      [teamId, id],
-    );
-    const budgets = rows.map(({ percentage_used, ...budget }) => ({
-      ...budget,
-      percentageUsed: percentage_used,
-    }));
-    return { ...project, budgets };
+    checkProjectId(id);
+    const { rows } = await db.query<ProjectRow & { budgets: BudgetSummary[] }>(selectProjectDetail, [
+      teamId,
+      id,
+    ]);
+    if (!rows[0]) throw new NotFoundError('Project', id);
+    return { ...toProject(rows[0]), budgets: rows[0].budgets };
   }
 
   async function listProjects(
@@ -186,6 +227,12 @@ export function projectsFactory({
     if (input.status !== undefined && !(projectStatuses as readonly string[]).includes(input.status)) {
       throw new BadRequestError(`Unknown status '${input.status}'.`, [
         { field: 'status', message: `must be one of ${projectStatuses.join(', ')}` },
+      ]);
+    }
+    const connectionProblem = input.connectionId === undefined ? undefined : textProblem(input.connectionId);
+    if (connectionProblem) {
+      throw new BadRequestError('The connection_id filter is not acceptable text.', [
+        { field: 'connection_id', message: connectionProblem },
       ]);
     }
     const where = ['p.team_id = $1'];
@@ -211,6 +258,7 @@ export function projectsFactory({
     const status = input.status === undefined ? undefined : checkStatus(violations, input.status);
     const connectionIds = input.connectionIds && checkConnectionIds(violations, input.connectionIds);
     const approvalRules = input.approvalRules && checkApprovalRules(violations, input.approvalRules);
+    if (input.approvalRules) await checkApprovers(violations, teamId, input.approvalRules);
     violations.throwIfAny();
     try {
       return await db.transaction(async (tx) => {
@@ -251,6 +299,7 @@ export function projectsFactory({
 
   /** Removes the project and its budgets now; owners of its other data purge it on `project.deleted`. */
   async function deleteProject(teamId: string, id: string): Promise<void> {
+    checkProjectId(id);
     await db.transaction(async (tx) => {
       const { rowCount } = await tx.query('DELETE FROM projects WHERE team_id = $1 AND id = $2', [
         teamId,

@@ -18,7 +18,12 @@ const projectMessage = (project: Project) => ({
   violationCount: project.violationCount,
   createdAt: timestampFromDate(project.createdAt),
   updatedAt: timestampFromDate(project.updatedAt),
-  approvalRules: project.approvalRules ?? undefined,
+  approvalRules: project.approvalRules
+    ? {
+        requireApprovalAbove: project.approvalRules.requireApprovalAbove ?? undefined,
+        approvers: project.approvalRules.approvers,
+      }
+    : undefined,
 });
 
 const projectDetailMessage = (project: ProjectDetail) => ({

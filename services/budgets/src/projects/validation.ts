@@ -1,24 +1,40 @@
-import { Violations } from '@costgov/errors';
+import { charLength, textProblem, Violations } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 
 export const projectStatuses = ['active', 'archived'] as const;
 export type ProjectStatus = (typeof projectStatuses)[number];
 
 export interface ApprovalRules {
-  requireApprovalAbove: number;
+  /** null: no amount limit, every change needs approval. */
+  requireApprovalAbove: number | null;
   approvers: string[];
 }
 
+export const maxNameLength = 200;
 export const maxConnections = 100;
+export const minApprovers = 1;
 export const maxApprovers = 50;
+export const maxApproverIdLength = 200;
+
+/**
+ * Whether `value` is acceptable text of 1..max characters (code points, so an emoji counts as one),
+ * recording a violation on `field` when it is not. The gateway checks the same through the OpenAPI
+ * document; this holds for every other caller of the service.
+ */
+function checkText(violations: Violations, field: string, value: string, max: number, what: string): boolean {
+  const problem = textProblem(value);
+  if (problem) {
+    violations.add(field, problem);
+    return false;
+  }
+  const ok = value.trim().length >= 1 && charLength(value) <= max;
+  violations.check(ok, field, `must be ${what} of 1 to ${max} characters, not all blank`);
+  return ok;
+}
 
 export function checkName(violations: Violations, name: string): string {
   const trimmed = name.trim();
-  violations.check(
-    trimmed.length >= 1 && trimmed.length <= 200,
-    'name',
-    'must be 1 to 200 characters, not all blank',
-  );
+  checkText(violations, 'name', trimmed, maxNameLength, 'a name');
   return trimmed;
 }
 
@@ -28,44 +44,59 @@ export function checkConnectionIds(violations: Violations, ids: string[]): strin
     'connection_ids',
     `must have at most ${maxConnections} items`,
   );
-  ids.forEach((id, index) =>
-    violations.check(
-      looksLikeId('connection', id),
-      `connection_ids[${index}]`,
-      `'${id}' is not a connection id (con_...)`,
-    ),
-  );
+  ids.forEach((id, index) => {
+    const field = `connection_ids[${index}]`;
+    if (textProblem(id)) violations.add(field, 'is not a connection id (con_...)');
+    else violations.check(looksLikeId('connection', id), field, `'${id}' is not a connection id (con_...)`);
+  });
   return [...new Set(ids)];
 }
 
+/**
+ * The rules' own shape: an amount >= 0 or none (no amount limit: every change needs approval), and
+ * 1..50 approver ids. Whether the approvers are users of the team is asked of identity afterwards.
+ */
 export function checkApprovalRules(
   violations: Violations,
-  rules: { requireApprovalAbove?: number; approvers: string[] },
+  rules: { requireApprovalAbove?: number | null; approvers: string[] },
 ): ApprovalRules {
-  const above = rules.requireApprovalAbove;
+  const above = rules.requireApprovalAbove ?? null;
   violations.check(
-    above !== undefined && Number.isFinite(above) && above >= 0,
+    above === null || (Number.isFinite(above) && above >= 0),
     'approval_rules.require_approval_above',
-    'is required and must be a number >= 0',
+    'must be a number >= 0, or null for no amount limit',
   );
   violations.check(
-    rules.approvers.length >= 1,
+    rules.approvers.length >= minApprovers && rules.approvers.length <= maxApprovers,
     'approval_rules.approvers',
-    'must name at least one approver',
-  );
-  violations.check(
-    rules.approvers.length <= maxApprovers,
-    'approval_rules.approvers',
-    `must have at most ${maxApprovers} items`,
+    `must name ${minApprovers} to ${maxApprovers} approvers`,
   );
   rules.approvers.forEach((approver, index) =>
+    checkText(violations, `approval_rules.approvers[${index}]`, approver, maxApproverIdLength, 'a user id'),
+  );
+  return { requireApprovalAbove: above, approvers: [...new Set(rules.approvers)] };
+}
+
+/** Approver ids of an acceptable shape: the ones worth asking identity about. */
+export const wellFormedApprovers = (approvers: string[]): string[] =>
+  approvers.filter(
+    (approver) =>
+      !textProblem(approver) && approver.trim().length >= 1 && charLength(approver) <= maxApproverIdLength,
+  );
+
+/**
+ * Records each well-formed approver that is not among `active` (identity's answer), by its index in
+ * the request; malformed ones already have their violation.
+ */
+export function checkApproversKnown(violations: Violations, approvers: string[], active: Set<string>): void {
+  const asked = new Set(wellFormedApprovers(approvers));
+  approvers.forEach((approver, index) =>
     violations.check(
-      approver.trim().length >= 1 && approver.length <= 200,
+      !asked.has(approver) || active.has(approver),
       `approval_rules.approvers[${index}]`,
-      'must be a user id of 1 to 200 characters',
+      `'${approver}' is not an active user of this team`,
     ),
   );
-  return { requireApprovalAbove: above ?? 0, approvers: [...new Set(rules.approvers)] };
 }
 
 export function checkStatus(violations: Violations, status: string): ProjectStatus {

@@ -9,11 +9,24 @@ export function sendError(
   details: FieldViolation[] = [],
   status: number = httpStatusOf[code],
 ): void {
-  res.status(status).json({ error: { code, message, details } });
+  sendJson(res, status, { error: { code, message, details } });
 }
 
 export function sendData(res: Response, status: number, data: unknown, meta?: Record<string, unknown>): void {
-  res.status(status).json(meta ? { data, meta } : { data });
+  sendJson(res, status, meta ? { data, meta } : { data });
+}
+
+/**
+ * A JSON answer written straight to the response: what res.json does for us (status, type, length, no
+ * body for HEAD) without its per-request charset parsing and freshness checks, on every request's path.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  if (res.req.method === 'HEAD') res.end();
+  else res.end(payload);
 }
 
 export const scimErrorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';

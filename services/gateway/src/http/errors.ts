@@ -17,23 +17,22 @@ export const notFound: RequestHandler = (req, res) => {
   fail(req, res, 'not_found', `No route for ${req.method} ${req.path}.`);
 };
 
-interface ValidatorError {
-  status: number;
+/** What body-parser and the router pass on for a request they could not read (http-errors). */
+interface ClientError {
+  status?: number;
+  type?: string;
+  code?: string;
   message: string;
-  errors?: Array<{ path: string; message: string }>;
 }
 
-/** `/body/approval_rules/approvers/0` → `approval_rules.approvers[0]`; `/query/per_page` → `per_page`. */
-function fieldOf(path: string): string {
-  return path
-    .replace(/^\/?(body|query|params|headers|path)\/?/, '')
-    .split('/')
-    .filter(Boolean)
-    .reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
-}
-
-function violationsOf(error: ValidatorError): FieldViolation[] {
-  return (error.errors ?? []).map((e) => ({ field: fieldOf(e.path) || 'body', message: e.message }));
+/** The envelope's message for a 4xx that did not come from our own code. */
+function clientErrorMessage(error: ClientError, req: Request): string {
+  if (error.code?.startsWith('Z_') || error.type === 'stream.encoding.set')
+    return `The body is not valid ${req.get('content-encoding') ?? 'compressed'} data, as its Content-Encoding says it is.`;
+  if (error.type === 'request.aborted') return 'The request was aborted before its body arrived.';
+  if (error.type === 'request.size.invalid') return 'The body is shorter or longer than its Content-Length.';
+  if (error instanceof URIError) return 'The path is not valid percent-encoded UTF-8.';
+  return 'The request could not be read.';
 }
 
 /**
@@ -62,17 +61,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return fail(req, res, 'bad_request', (error as Error).message, [], 415);
     }
-    const validation = error as ValidatorError;
-    if (typeof validation.status === 'number' && Array.isArray(validation.errors)) {
-      const details = violationsOf(validation);
-      if (validation.status === 405 || validation.status === 404) return notFound(req, res, () => undefined);
-      if (validation.status === 415) return fail(req, res, 'bad_request', validation.message, details, 415);
-      const inBody = (validation.errors ?? []).some((e) => e.path.startsWith('/body'));
-      if (validation.status === 400 && inBody) {
-        return fail(req, res, 'validation_error', 'The request body failed validation.', details);
-      }
-      if (validation.status === 400)
-        return fail(req, res, 'bad_request', 'The request parameters are invalid.', details);
+    const status = (error as ClientError).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return fail(req, res, 'bad_request', clientErrorMessage(error as ClientError, req), [], 400, {
+        scimType: 'invalidSyntax',
+      });
     }
     logger.error({ err: error }, 'unhandled error');
     fail(req, res, 'internal_error', 'An unexpected error occurred.');

@@ -1,7 +1,24 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { DomainError } from '@costgov/errors';
-import { rateLimitHeaders, type LimitPolicy, type RateLimiter } from '@costgov/ratelimit';
+import { rateLimitHeaders, type Lease, type LimitPolicy, type RateLimiter } from '@costgov/ratelimit';
 import type { Principal } from './auth';
+
+const policies = new WeakMap<Principal, LimitPolicy>();
+const leaseOf = Symbol('lease');
+type Leased = Response & { [leaseOf]?: Lease };
+
+/**
+ * Gives the response's concurrency slot back once, on finish or close, whichever comes first. One
+ * function for every response (`this` is the response), not a closure per request.
+ */
+function release(this: Leased): void {
+  const lease = this[leaseOf];
+  if (!lease) return;
+  this[leaseOf] = undefined;
+  this.removeListener('finish', release);
+  this.removeListener('close', release);
+  void lease.release();
+}
 
 /** The credential's limits as a policy: a bucket of a minute's requests refilling evenly, and a concurrency cap. */
 export function policyOf(principal: Principal): LimitPolicy {
@@ -21,8 +38,13 @@ export function policyOf(principal: Principal): LimitPolicy {
  */
 export function rateLimit(limiter: RateLimiter): RequestHandler {
   return async (req, res, next) => {
-    const { decision, lease } = await limiter.acquire(req.principal.credentialId, policyOf(req.principal));
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
+    const { principal } = req;
+    // One policy per cached principal (authentication caches them), not one per request.
+    let policy = policies.get(principal);
+    if (!policy) policies.set(principal, (policy = policyOf(principal)));
+    const { decision, lease } = await limiter.acquire(principal.credentialId, policy);
+    const headers = rateLimitHeaders(decision);
+    for (const name in headers) res.setHeader(name, headers[name]!);
     if (!decision.allowed) {
       const what = decision.reason === 'concurrency' ? 'Too many requests in flight' : 'Too many requests';
       throw new DomainError(
@@ -34,14 +56,11 @@ export function rateLimit(limiter: RateLimiter): RequestHandler {
         },
       );
     }
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      void lease?.release();
-    };
-    res.once('finish', release);
-    res.once('close', release);
+    if (lease) {
+      (res as Leased)[leaseOf] = lease;
+      res.on('finish', release);
+      res.on('close', release);
+    }
     next();
   };
 }

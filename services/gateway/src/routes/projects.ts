@@ -3,6 +3,7 @@ import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { budgets } from '@costgov/contracts';
 import type { CallContext, RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
+import type { RequestValidators } from '../openapi/validator';
 
 type ProjectsClient = RpcClient<typeof budgets.ProjectsService>;
 
@@ -51,11 +52,11 @@ export const callContext = (req: Request): CallContext => ({
   requestId: req.requestId,
 });
 
-/** REST ↔ gRPC mapping of /v1/guard/projects; the request was validated against the OpenAPI document. */
-export function projectRoutes(client: ProjectsClient): Router {
+/** REST ↔ gRPC mapping of /v1/guard/projects; each route first validates against its operation. */
+export function projectRoutes(client: ProjectsClient, validate: RequestValidators): Router {
   const router = Router();
 
-  router.get('/', async (req, res) => {
+  router.get('/', validate('listProjects'), async (req, res) => {
     const query = req.query as { status?: string; connection_id?: string; page?: string; per_page?: string };
     const result = await client.listProjects(
       {
@@ -74,7 +75,7 @@ export function projectRoutes(client: ProjectsClient): Router {
     });
   });
 
-  router.post('/', async (req, res) => {
+  router.post('/', validate('createProject'), async (req, res) => {
     const body = req.body as { name: string; connection_ids?: string[]; approval_rules?: ApprovalRulesBody };
     const project = await client.createProject(
       {
@@ -88,11 +89,15 @@ export function projectRoutes(client: ProjectsClient): Router {
     sendData(res, 201, projectDetailJson(project));
   });
 
-  router.get('/:id', async (req, res) => {
-    sendData(res, 200, projectDetailJson(await client.getProject({ id: req.params.id }, callContext(req))));
+  router.get('/:id', validate('getProject'), async (req, res) => {
+    sendData(
+      res,
+      200,
+      projectDetailJson(await client.getProject({ id: String(req.params.id) }, callContext(req))),
+    );
   });
 
-  router.patch('/:id', async (req, res) => {
+  router.patch('/:id', validate('updateProject'), async (req, res) => {
     const body = req.body as {
       name?: string;
       status?: string;
@@ -101,7 +106,7 @@ export function projectRoutes(client: ProjectsClient): Router {
     };
     const project = await client.updateProject(
       {
-        id: req.params.id,
+        id: String(req.params.id),
         name: body.name,
         status: body.status,
         connectionIds: body.connection_ids ? { values: body.connection_ids } : undefined,
@@ -113,8 +118,8 @@ export function projectRoutes(client: ProjectsClient): Router {
     sendData(res, 200, projectDetailJson(project));
   });
 
-  router.delete('/:id', async (req, res) => {
-    await client.deleteProject({ id: req.params.id }, callContext(req));
+  router.delete('/:id', validate('deleteProject'), async (req, res) => {
+    await client.deleteProject({ id: String(req.params.id) }, callContext(req));
     res.status(204).end();
   });
 

@@ -70,6 +70,18 @@ function sendResource(res: Response, status: number, reply: scim.ScimResource): 
 }
 
 /**
+ * If-None-Match (RFC 9110 §13.1.2, weak comparison): true when the client already holds `etag`, so a GET
+ * answers 304 without a body.
+ */
+function holdsCurrent(req: Request, etag: string): boolean {
+  const header = req.get('if-none-match');
+  if (!header || !etag) return false;
+  if (header.trim() === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => opaque(tag) === opaque(etag));
+}
+
+/**
  * /scim/v2 → identity's ScimService. SCIM documents are parsed and validated by identity, which owns
  * them; the gateway adds the transport: media type, Location, ETag, If-Match, query parameters.
  */
@@ -108,13 +120,16 @@ export function scimRoutes(client: ScimClient, options: { publicBaseUrl?: string
     });
     router.get(`${path}/:id`, async (req, res) => {
       const request = { id: String(req.params.id), baseUrl: base(req), projection: projectionOf(req) };
-      sendResource(
-        res,
-        200,
+      const reply =
         kind === 'User'
           ? await client.getUser(request, context(req))
-          : await client.getGroup(request, context(req)),
-      );
+          : await client.getGroup(request, context(req));
+      if (holdsCurrent(req, reply.etag)) {
+        res.setHeader('ETag', reply.etag);
+        res.status(304).end();
+        return;
+      }
+      sendResource(res, 200, reply);
     });
     for (const method of ['put', 'patch'] as const) {
       router[method](`${path}/:id`, async (req, res) => {

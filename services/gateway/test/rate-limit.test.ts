@@ -1,0 +1,71 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '@costgov/log';
+import { createMemoryLimiter } from '@costgov/ratelimit';
+import type { Principal } from '../src/http/auth';
+import { errorHandler } from '../src/http/errors';
+import { rateLimit } from '../src/http/rate-limit';
+
+const principal: Principal = {
+  teamId: 'team_1',
+  credentialId: 'key_ratelimittest',
+  kind: 'api_key',
+  scopes: ['guard:read'],
+  plan: 'team',
+  limits: { requestsPerMinute: 6_000, concurrentRequests: 1 },
+};
+let server: Server;
+let url: string;
+let hold: (() => void) | undefined;
+
+beforeAll(async () => {
+  const app = express();
+  app.use((req, _res, next) => ((req.principal = principal), next()));
+  app.use(rateLimit(createMemoryLimiter()));
+  app.get('/quick', (_req, res) => void res.end('ok'));
+  // Answers only when the test lets it, or never if the client leaves first.
+  app.get('/held', (_req, res) => void (hold = () => res.end('late')));
+  app.use(errorHandler(createLogger('test', 'silent')));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const until = async (ready: () => boolean) => {
+  for (let i = 0; i < 100 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+describe('the concurrency slot of a request (1 allowed)', () => {
+  it('is given back when the response finishes', async () => {
+    for (let i = 0; i < 3; i++) expect((await fetch(`${url}/quick`)).status).toBe(200);
+  });
+
+  it('is held while a request is in flight, and given back when it ends', async () => {
+    hold = undefined;
+    const held = fetch(`${url}/held`);
+    await until(() => hold !== undefined);
+    expect((await fetch(`${url}/quick`)).status).toBe(429);
+    hold!();
+    expect((await held).status).toBe(200);
+    expect((await fetch(`${url}/quick`)).status).toBe(200);
+  });
+
+  it('is given back when the client goes away before the answer', async () => {
+    hold = undefined;
+    const controller = new AbortController();
+    const held = fetch(`${url}/held`, { signal: controller.signal }).catch(() => undefined);
+    await until(() => hold !== undefined);
+    controller.abort();
+    await held;
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await fetch(`${url}/quick`)).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(status).toBe(200);
+  });
+});
