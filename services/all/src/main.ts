@@ -1,39 +1,42 @@
 import './instrument';
 import { loadConfigOrExit } from '@costgov/config';
 import { createLogger } from '@costgov/log';
+import { installProcessGuards } from '@costgov/runtime';
 import { startMetricsServer } from '@costgov/telemetry';
 import { startSystem, systemConfig } from './system';
 
 async function main() {
   const config = loadConfigOrExit(systemConfig);
   const logger = createLogger('costgov', config.LOG_LEVEL);
+  installProcessGuards(logger);
   const system = await startSystem(config, logger);
-  const metricsServer = await startMetricsServer(config.METRICS_PORT).catch((error: Error) => {
-    logger.warn({ err: error }, 'metrics port unavailable; /metrics not served');
-    return undefined;
-  });
+  const metricsServer = await startMetricsServer(config.METRICS_PORT, { logger });
   const mode = config.DATABASE_URL ? 'Postgres' : `PGlite under ${config.DATA_DIR}`;
   const busMode = config.NATS_URL ? 'NATS JetStream' : 'the in-process bus';
-  process.stdout.write(
+  // stderr: stdout carries only JSON log lines, so that a log collector can parse every one of them.
+  process.stderr.write(
     `\nCost governance API listening on ${system.url} (${mode}, ${busMode}).\n` +
       `  OpenAPI document: ${system.url}/v1/openapi.json\n` +
-      `  Metrics:          http://localhost:${metricsServer?.port ?? '-'}/metrics\n` +
+      `  Metrics:          http://localhost:${metricsServer.port}/metrics\n` +
       (system.bootstrap
         ? ''
         : '  API key:          the team was bootstrapped on an earlier start (GUARD_BOOTSTRAP_API_KEY or the key printed then).\n') +
       '\n',
   );
+  let stopping = false;
   const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     logger.info({ signal }, 'stopping');
     await system.stop();
-    await metricsServer?.close();
+    await metricsServer.close();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {
-  console.error('Failed to start:', error);
+  console.error('Failed to start:', error instanceof Error ? error.message : error);
   process.exit(1);
 });

@@ -51,7 +51,11 @@ export async function startSystem(
     identityModule({ onBootstrap: (result) => (bootstrap = result) }),
     at(config.IDENTITY_ADDR),
   );
-  const budgets = await startService(budgetsModule(), at(config.BUDGETS_ADDR));
+  // Budgets checks approvers with identity where identity really listens (its port may be a free one).
+  const budgets = await startService(
+    budgetsModule({ identityAddress: `127.0.0.1:${identity.port}`, rpcDeadlineMs: config.RPC_DEADLINE_MS }),
+    at(config.BUDGETS_ADDR),
+  );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
   const services = [identity, budgets, violations];
   const gateway = await startGateway(

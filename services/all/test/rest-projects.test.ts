@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@costgov/config';
-import { identity } from '@costgov/contracts';
+import { identity, scim } from '@costgov/contracts';
 import { createLogger } from '@costgov/log';
 import { createRpcClient } from '@costgov/rpc';
 import { eventually, freshDb, testBus } from '@costgov/testing';
@@ -12,6 +12,8 @@ const bootstrapKey = 'cg_live_resttestbootstrapkey0000000000000000';
 let system: RunningSystem;
 let otherTeamKey: string;
 let readOnlyKey: string;
+/** An active SCIM user of the bootstrap team: approvers must be users of the team. */
+let approver: string;
 
 interface Reply {
   status: number;
@@ -61,6 +63,21 @@ beforeAll(async () => {
     )
   ).secret;
   identityClient.close();
+  const scimClient = createRpcClient(scim.ScimService, `127.0.0.1:${identityPort}`);
+  const user = await scimClient.createUser(
+    {
+      bodyJson: Buffer.from(
+        JSON.stringify({
+          schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+          userName: 'approver@example.com',
+        }),
+      ),
+      baseUrl: 'http://localhost/scim/v2',
+    },
+    { teamId: system.bootstrap!.teamId },
+  );
+  approver = (JSON.parse(Buffer.from(user.resourceJson).toString()) as { id: string }).id;
+  scimClient.close();
 });
 
 afterAll(() => system?.stop());
@@ -102,7 +119,7 @@ describe('REST /v1/guard/projects through the gateway', () => {
         body: {
           name: 'checkout',
           connection_ids: [],
-          approval_rules: { require_approval_above: 1000, approvers: ['u_1'] },
+          approval_rules: { require_approval_above: 1000, approvers: [approver] },
         },
       });
       expect(created.status).toBe(201);
@@ -115,7 +132,7 @@ describe('REST /v1/guard/projects through the gateway', () => {
         budget_count: 0,
         violation_count: 0,
         budgets: [],
-        approval_rules: { require_approval_above: 1000, approvers: ['u_1'] },
+        approval_rules: { require_approval_above: 1000, approvers: [approver] },
       });
       expect(new Date(created.body.data.created_at).toISOString()).toBe(created.body.data.created_at);
 
@@ -132,7 +149,7 @@ describe('REST /v1/guard/projects through the gateway', () => {
 
       const read = await call('GET', `/v1/guard/projects/${id}`);
       expect(read.status).toBe(200);
-      expect(read.body.data).toMatchObject({ id, budgets: [], approval_rules: { approvers: ['u_1'] } });
+      expect(read.body.data).toMatchObject({ id, budgets: [], approval_rules: { approvers: [approver] } });
 
       const patched = await call('PATCH', `/v1/guard/projects/${id}`, {
         body: { name: 'checkout-v2', status: 'archived', approval_rules: null },

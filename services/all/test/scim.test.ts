@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { SMTPServer } from 'smtp-server';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@costgov/config';
 import { identity } from '@costgov/contracts';
@@ -117,7 +119,7 @@ beforeAll(async () => {
   await client.setTeamLimits({ teamId: throttled.id, scimRequestsPerMinute: 3 });
   throttledToken = (await client.createScimToken({ name: 'entra' }, { teamId: throttled.id })).secret;
   client.close();
-});
+}, 180_000); // starting every service is slow on a loaded machine (PGlite migrations)
 
 afterAll(async () => {
   await system?.stop();
@@ -232,10 +234,14 @@ describe('the flow an identity provider runs', () => {
       patch({ op: 'Replace', path: 'active', value: 'True' }),
     );
     expect(on.body.active).toBe(true);
-    const again = await fetch(`${system.url}/v1/guard/projects`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    expect(again.status).toBe(200);
+    // The gateway remembers refused tokens as unknown for 5 s; the reactivation event makes it forget
+    // them, well within that.
+    await eventually(async () => {
+      const again = await fetch(`${system.url}/v1/guard/projects`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return again.status === 200 ? true : undefined;
+    }, 2_000);
   });
 
   it('updates with Entra\'s paths: emails[type eq "work"].value and name.familyName', async () => {
@@ -330,9 +336,47 @@ describe('the flow an identity provider runs', () => {
     expectScimError(await scim('GET', `/Groups/${groupId}`), 404);
   });
 
-  it('does not delete users: a SCIM error says to deactivate them', async () => {
-    expectScimError(await scim('DELETE', `/Users/${userId}`), 400);
-    expect((await scim('GET', `/Users/${userId}`)).status).toBe(200);
+  it('deletes a user for good as Entra does: 204, access cut at once, then 404 and absent, userName free', async () => {
+    const token = await sign({ sub: otherId, scope: 'guard:read' });
+    const before = await fetch(`${system.url}/v1/guard/projects`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(before.status).toBe(200); // cached by the gateway from here on
+
+    const deleted = await fetch(`${system.url}/scim/v2/Users/${otherId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${scimToken}` },
+    });
+    expect(deleted.status).toBe(204);
+    expect(await deleted.text()).toBe('');
+    await eventually(async () => {
+      const after = await fetch(`${system.url}/v1/guard/projects`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return after.status === 401 ? true : undefined;
+    }, 5_000);
+
+    expectScimError(await scim('GET', `/Users/${otherId}`), 404);
+    expectScimError(await scim('DELETE', `/Users/${otherId}`), 404);
+    const listed = await scim(
+      'GET',
+      `/Users?filter=${encodeURIComponent('userName eq "charles@example.com"')}`,
+    );
+    expect(listed.body.totalResults).toBe(0);
+    const again = await scim('POST', '/Users', { schemas: [userSchema], userName: 'Charles@example.com' });
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(otherId);
+    // The new user with the same userName signs in; the deleted one stays out.
+    const fresh = await sign({ sub: again.body.id, scope: 'guard:read' });
+    expect(
+      (await fetch(`${system.url}/v1/guard/projects`, { headers: { authorization: `Bearer ${fresh}` } }))
+        .status,
+    ).toBe(200);
+    const byEmail = await sign({ sub: 'unknown-sub', email: 'charles@example.com', scope: 'guard:read' });
+    expect(
+      (await fetch(`${system.url}/v1/guard/projects`, { headers: { authorization: `Bearer ${byEmail}` } }))
+        .status,
+    ).toBe(200);
   });
 });
 
@@ -392,6 +436,24 @@ describe('bad input changes nothing', () => {
   it.each([
     ['malformed JSON', { raw: '{"userName": ' }, 400, 'invalidSyntax'],
     [
+      'a NUL character in externalId',
+      { body: { schemas: [userSchema], userName: 'nul1@example.com', externalId: 'a\u0000b' } },
+      400,
+      'invalidValue',
+    ],
+    [
+      'a NUL character in displayName',
+      { body: { schemas: [userSchema], userName: 'nul2@example.com', displayName: 'Ada\u0000' } },
+      400,
+      'invalidValue',
+    ],
+    [
+      'a userName longer than 256 characters, counted as characters',
+      { body: { schemas: [userSchema], userName: '😀'.repeat(257) } },
+      400,
+      'invalidValue',
+    ],
+    [
       'a missing userName',
       { body: { schemas: [userSchema], name: { givenName: 'x' } } },
       400,
@@ -426,9 +488,21 @@ describe('bad input changes nothing', () => {
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
 
+  it.each(['/Users', '/Groups'])(
+    'answers 400 invalidFilter to an emoji filter on %s, quoting it whole, and keeps serving',
+    async (path) => {
+      const reply = await scim('GET', `${path}?filter=%F0%9F%98%80`);
+      expectScimError(reply, 400, 'invalidFilter');
+      expect(reply.body.detail).toContain("unexpected character '😀' at position 1");
+      expect((await scim('GET', `${path}?count=1`)).status).toBe(200);
+    },
+  );
+
   it('answers 404 with the SCIM body for an unknown id and an unknown path', async () => {
     expectScimError(await scim('GET', '/Users/2819c223-7f76-453a-919d-413861904646'), 404);
-    expectScimError(await scim('GET', '/Users/not-a-uuid'), 404);
+    const malformed = await scim('GET', '/Users/not-a-uuid%F0%9F%98%80');
+    expectScimError(malformed, 404);
+    expect(malformed.body.detail).not.toContain('not-a-uuid'); // what is no id is not echoed
     expectScimError(await scim('GET', '/Nothing'), 404);
   });
 
@@ -484,5 +558,55 @@ describe('discovery', () => {
     );
     const types = await scim('GET', '/ResourceTypes/User');
     expect(types.body).toMatchObject({ id: 'User', endpoint: '/Users', schema: userSchema });
+  });
+});
+
+describe('what the served OpenAPI document says a SCIM answer is', () => {
+  /** A validator for one of the served document's component schemas. */
+  async function documented(name: string) {
+    const document = (await (await fetch(`${system.url}/v1/openapi.json`)).json()) as object;
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    addFormats(ajv);
+    ajv.addSchema(document, 'openapi');
+    const validate = ajv.compile({ $ref: `openapi#/components/schemas/${name}` });
+    return (body: unknown) => (validate(body) ? [] : ajv.errorsText(validate.errors).split(', '));
+  }
+
+  it('accepts a meta that attributes or excludedAttributes narrowed (meta sub-attributes are returned: default)', async () => {
+    const created = await scim('POST', '/Users', {
+      schemas: [userSchema],
+      userName: 'meta-narrowed@example.com',
+    });
+    expect(created.status).toBe(201);
+    const group = await scim('POST', '/Groups', { schemas: [groupSchema], displayName: 'meta-narrowed' });
+    expect(group.status).toBe(201);
+    const user = await documented('ScimUser');
+    const users = await documented('ScimUserListResponse');
+    const groupSchemaOf = await documented('ScimGroup');
+    const groups = await documented('ScimGroupListResponse');
+
+    const only = await scim('GET', `/Users/${created.body.id}?attributes=meta.created`);
+    expect(only.body).toEqual({
+      schemas: [userSchema],
+      id: created.body.id,
+      meta: { created: expect.any(String) },
+    });
+    expect(user(only.body)).toEqual([]);
+    const without = await scim('GET', '/Users?excludedAttributes=meta.created');
+    expect(without.body.Resources[0].meta).not.toHaveProperty('created');
+    expect(users(without.body)).toEqual([]);
+    const groupOnly = await scim('GET', `/Groups/${group.body.id}?attributes=meta.location`);
+    expect(groupOnly.body.meta).toEqual({ location: expect.any(String) });
+    expect(groupSchemaOf(groupOnly.body)).toEqual([]);
+    expect(groups((await scim('GET', '/Groups?excludedAttributes=meta.created')).body)).toEqual([]);
+  });
+
+  it('answers 404 with the SCIM body, not the list, to a schema or resource type id that is only U+FEFF', async () => {
+    for (const endpoint of ['Schemas', 'ResourceTypes']) {
+      expectScimError(await scim('GET', `/${endpoint}/%EF%BB%BF`), 404);
+    }
+    // The mark is part of the id, so it is not the User schema either.
+    expectScimError(await scim('GET', `/Schemas/%EF%BB%BF${userSchema}`), 404);
+    expectScimError(await scim('GET', '/ResourceTypes/%EF%BB%BFUser'), 404);
   });
 });
