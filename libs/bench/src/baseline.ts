@@ -1,6 +1,6 @@
 /**
  * The baseline of the benchmark: one process, express 5 and pg, answering GET /v1/guard/projects/:id
- * with the two queries getProject runs (services/budgets/src/projects/projects.ts) and the gateway's
+ * with the statement getProject runs (services/budgets/src/projects/projects.ts) and the gateway's
  * JSON. The bearer key is compared with a constant, so authentication costs next to nothing here.
  */
 import express from 'express';
@@ -17,13 +17,27 @@ const pool = new pg.Pool({
   options: '-c search_path=budgets,public',
 });
 
-const selectProject = `SELECT p.*,
-  (SELECT count(*) FROM budgets b WHERE b.project_id = p.id AND b.status <> 'archived')::int AS budget_count
-  FROM projects p WHERE p.team_id = $1 AND p.id = $2`;
+// The statement getProject runs: the project, its budget_count and its budget summaries in one round trip.
+const selectProjectDetail = `SELECT p.*, s.budget_count, s.budgets
+  FROM projects p CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE b.status <> 'archived')::int AS budget_count,
+      coalesce(json_agg(json_build_object(
+        'id', b.id, 'name', b.name, 'amount', b.amount, 'currency', b.currency, 'period', b.period,
+        'status', b.status,
+        'percentageUsed', CASE WHEN b.amount > 0 THEN round(b.current_spend / b.amount * 100, 2) ELSE 0 END
+      ) ORDER BY b.created_at, b.id), '[]') AS budgets
+    FROM budgets b WHERE b.team_id = p.team_id AND b.project_id = p.id) s
+  WHERE p.team_id = $1 AND p.id = $2`;
 
-const selectBudgets = `SELECT id, name, amount, currency, period, status,
-  CASE WHEN amount > 0 THEN round(current_spend / amount * 100, 2) ELSE 0 END AS percentage_used
-  FROM budgets WHERE team_id = $1 AND project_id = $2 ORDER BY created_at, id`;
+interface BudgetSummary {
+  id: string;
+  name: string;
+  amount: number;
+  currency: string;
+  period: string;
+  status: string;
+  percentageUsed: number;
+}
 
 const bearer = `Bearer ${BENCH_API_KEY}`;
 const teamId = BENCH_TEAM_ID;
@@ -46,14 +60,13 @@ app.get('/v1/guard/projects/:id', async (req, res) => {
     return;
   }
   const id = req.params.id;
-  const project = (await pool.query(selectProject, [teamId, id])).rows[0];
+  const project = (await pool.query(selectProjectDetail, [teamId, id])).rows[0];
   if (!project) {
     res
       .status(404)
       .json({ error: { code: 'not_found', message: `Project '${id}' was not found.`, details: [] } });
     return;
   }
-  const budgets = (await pool.query(selectBudgets, [teamId, id])).rows;
   const rules = project.approval_rules as { requireApprovalAbove?: number; approvers: string[] } | null;
   res.json({
     data: {
@@ -65,13 +78,13 @@ app.get('/v1/guard/projects/:id', async (req, res) => {
       violation_count: project.violation_count,
       created_at: project.created_at.toISOString(),
       updated_at: project.updated_at.toISOString(),
-      budgets: budgets.map((b) => ({
+      budgets: (project.budgets as BudgetSummary[]).map((b) => ({
         id: b.id,
         name: b.name,
-        amount: Number(b.amount),
+        amount: b.amount,
         currency: b.currency,
         period: b.period,
-        percentage_used: Number(b.percentage_used),
+        percentage_used: b.percentageUsed,
         status: b.status,
       })),
       approval_rules: rules && {

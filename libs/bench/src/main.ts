@@ -4,6 +4,7 @@
  * 2. the same GET on a gateway limiting on Redis and on one with RATE_LIMIT=off (what limiting costs);
  * 3. the Redis limiter's own acquire latency, called from this process;
  * 4. SCIM `userName eq`, `co` and list pages on a team of 100,000 users, through the gateway.
+ * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim) runs only those.
  * Progress goes to stderr; a table per section and one `BENCH_RESULT {...}` line to stdout.
  */
 import os from 'node:os';
@@ -23,7 +24,10 @@ import {
   printResult,
   printScim,
   summarize,
+  type BenchResult,
+  type LimiterResult,
   type RateLimitResult,
+  type ScimResult,
 } from './report';
 import { scimSection } from './scim';
 
@@ -45,6 +49,19 @@ const redisOnlyTimeoutMs = 1_000;
 /** Acquisitions of the limiter latency runs, and how many are in flight in the concurrent one. */
 const limiterAcquisitions = 5_000;
 const limiterInFlight = 50;
+/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all four by default. */
+const sectionNames = ['projects', 'ratelimit', 'limiter', 'scim'] as const;
+type Section = (typeof sectionNames)[number];
+const sections = new Set(
+  (process.env.BENCH_SECTIONS ?? sectionNames.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+for (const name of sections)
+  if (!(sectionNames as readonly string[]).includes(name))
+    throw new Error(`BENCH_SECTIONS: unknown section '${name}' (known: ${sectionNames.join(', ')})`);
+const runs = (section: Section) => sections.has(section);
 
 async function withClient<T>(connectionString: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
@@ -164,8 +181,11 @@ async function main(): Promise<void> {
 
   let failed = true;
   try {
-    progress(`checking Redis at BENCH_REDIS_URL`);
-    await checkRedis(redisUrl);
+    // Every section but the projects comparison runs on a gateway limiting on Redis.
+    if (sectionNames.some((name) => name !== 'projects' && runs(name))) {
+      progress(`checking Redis at BENCH_REDIS_URL`);
+      await checkRedis(redisUrl);
+    }
     progress(`creating database ${database}`);
     await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
     progress(
@@ -177,64 +197,9 @@ async function main(): Promise<void> {
     );
     progress(`seeding 1 project over REST and ${seededProjects} in SQL`);
     const { projectId, teamId } = await seed(gateway.url, databaseUrl);
-    progress('starting baseline');
-    const baselineUrl = await startBaseline({ databaseUrl, apiKey, teamId }, procs);
-
     const path = `/v1/guard/projects/${projectId}`;
-    await checkSameAnswer({ baseline: baselineUrl, fullPath: gateway.url }, path);
-    const baseline1 = await measure(target('baseline', `${baselineUrl}${path}`), settings);
-    const fullPath = await measure(target('full path', `${gateway.url}${path}`), settings);
-    const baseline2 = await measure(target('baseline again', `${baselineUrl}${path}`), settings);
-    const projects = summarize(
-      { baseline1, fullPath, baseline2 },
-      { durationSeconds, warmUpSeconds, connections, cpus: os.availableParallelism() },
-    );
-    printProjects(projects);
-
-    // Rate limiting: two more gateways on the same backends, limiting on Redis, and a fresh API key whose
-    // team limits are raised first, so that nothing is refused and no other key's bucket is touched.
-    const identityClient = createRpcClient(identity.IdentityService, backends.identity);
-    closers.push(() => identityClient.close());
-    progress(
-      `raising the team's API and SCIM limits to ${raisedLimits.requestsPerMinute}/min, ${raisedLimits.concurrentRequests} in flight`,
-    );
-    const team = await identityClient.setTeamLimits({
-      teamId,
-      apiRequestsPerMinute: raisedLimits.requestsPerMinute,
-      apiConcurrentRequests: raisedLimits.concurrentRequests,
-      scimRequestsPerMinute: raisedLimits.requestsPerMinute,
-      scimConcurrentRequests: raisedLimits.concurrentRequests,
-    });
-    // An unknown field of the request would be dropped silently: the team's answer must show the limits.
-    for (const limits of [team.apiLimits, team.scimLimits]) {
-      const set = {
-        requestsPerMinute: limits?.requestsPerMinute,
-        concurrentRequests: limits?.concurrentRequests,
-      };
-      if (!isDeepStrictEqual(set, raisedLimits))
-        throw new Error(
-          `SetTeamLimits left the team at ${JSON.stringify(set)}, not ${JSON.stringify(raisedLimits)}`,
-        );
-    }
-    const { secret: limitedKey } = await identityClient.createApiKey(
-      { name: `bench rate limiting ${database}`, scopes: ['guard:read'] },
-      { teamId },
-    );
-    const redisTimeoutMs = Number(process.env.RATE_LIMIT_REDIS_TIMEOUT_MS ?? gatewayRedisTimeoutMs);
-    progress(
-      `starting two gateways with RATE_LIMIT=on on Redis: RATE_LIMIT_REDIS_TIMEOUT_MS ${redisTimeoutMs} and ${redisOnlyTimeoutMs}`,
-    );
-    const [limited, redisOnly] = await Promise.all([
-      startGateway('gateway-limited', backends, { RATE_LIMIT: 'on', REDIS_URL: redisUrl }, procs),
-      startGateway(
-        'gateway-redis-only',
-        backends,
-        { RATE_LIMIT: 'on', REDIS_URL: redisUrl, RATE_LIMIT_REDIS_TIMEOUT_MS: `${redisOnlyTimeoutMs}` },
-        procs,
-      ),
-    ]);
     const pidOf = (name: string) => procs.find((p) => p.name === name)?.child.pid;
-    const redis = await redisPid(redisUrl);
+    const redis = runs('ratelimit') || runs('scim') ? await redisPid(redisUrl) : undefined;
     const cpu = (measured: Gateway) => async (): Promise<CpuProbe[]> => [
       processProbe(measured.name, [measured.proc.child.pid!]),
       processProbe('identity', [pidOf('identity')!]),
@@ -243,42 +208,120 @@ async function main(): Promise<void> {
       ...(redis ? [processProbe('redis', [redis])] : []),
       benchProbe,
     ];
-    const rateLimit = await rateLimitCost({
-      path,
-      apiKey: limitedKey,
-      off: gateway,
-      on: limited,
-      onRedisOnly: redisOnly,
-      redisTimeoutMs,
-      redisOnlyTimeoutMs,
-      connections,
-      settings,
-      limits: raisedLimits,
-      cpu: (measured) => cpu(measured)(),
-    });
-    printRateLimit(rateLimit);
 
-    const limiter = await limiterLatency({
-      redisUrl,
-      acquisitions: limiterAcquisitions,
-      inFlight: limiterInFlight,
-    });
-    printLimiter(limiter);
+    let projects: BenchResult | undefined;
+    if (runs('projects')) {
+      progress('starting baseline');
+      const baselineUrl = await startBaseline({ databaseUrl, apiKey, teamId }, procs);
+      await checkSameAnswer({ baseline: baselineUrl, fullPath: gateway.url }, path);
+      const baselineCpu = async (): Promise<CpuProbe[]> => [
+        processProbe('baseline', [pidOf('baseline')!]),
+        processProbe('postgres', await postgresPids(database)),
+        benchProbe,
+      ];
+      const baseline1 = await measure(target('baseline', `${baselineUrl}${path}`), settings, {
+        cpu: baselineCpu,
+      });
+      const fullPath = await measure(target('full path', `${gateway.url}${path}`), settings, {
+        cpu: cpu(gateway),
+      });
+      const baseline2 = await measure(target('baseline again', `${baselineUrl}${path}`), settings, {
+        cpu: baselineCpu,
+      });
+      projects = summarize(
+        { baseline1, fullPath, baseline2 },
+        { durationSeconds, warmUpSeconds, connections, cpus: os.availableParallelism() },
+      );
+      printProjects(projects);
+    }
 
-    const { secret: scimToken } = await identityClient.createScimToken(
-      { name: `bench ${database}` },
-      { teamId },
-    );
-    const scim = await scimSection({
-      databaseUrl,
-      teamId,
-      users: scimUsers,
-      token: scimToken,
-      gateway: limited,
-      settings,
-      cpu: cpu(limited),
-    });
-    printScim(scim);
+    let rateLimit: RateLimitResult | undefined;
+    let limiter: LimiterResult | undefined;
+    let scim: ScimResult | undefined;
+    if (runs('ratelimit') || runs('scim')) {
+      // Rate limiting: two more gateways on the same backends, limiting on Redis, and a fresh API key whose
+      // team limits are raised first, so that nothing is refused and no other key's bucket is touched.
+      const identityClient = createRpcClient(identity.IdentityService, backends.identity);
+      closers.push(() => identityClient.close());
+      progress(
+        `raising the team's API and SCIM limits to ${raisedLimits.requestsPerMinute}/min, ${raisedLimits.concurrentRequests} in flight`,
+      );
+      const team = await identityClient.setTeamLimits({
+        teamId,
+        apiRequestsPerMinute: raisedLimits.requestsPerMinute,
+        apiConcurrentRequests: raisedLimits.concurrentRequests,
+        scimRequestsPerMinute: raisedLimits.requestsPerMinute,
+        scimConcurrentRequests: raisedLimits.concurrentRequests,
+      });
+      // An unknown field of the request would be dropped silently: the team's answer must show the limits.
+      for (const limits of [team.apiLimits, team.scimLimits]) {
+        const set = {
+          requestsPerMinute: limits?.requestsPerMinute,
+          concurrentRequests: limits?.concurrentRequests,
+        };
+        if (!isDeepStrictEqual(set, raisedLimits))
+          throw new Error(
+            `SetTeamLimits left the team at ${JSON.stringify(set)}, not ${JSON.stringify(raisedLimits)}`,
+          );
+      }
+      const { secret: limitedKey } = await identityClient.createApiKey(
+        { name: `bench rate limiting ${database}`, scopes: ['guard:read'] },
+        { teamId },
+      );
+      const redisTimeoutMs = Number(process.env.RATE_LIMIT_REDIS_TIMEOUT_MS ?? gatewayRedisTimeoutMs);
+      progress(
+        `starting two gateways with RATE_LIMIT=on on Redis: RATE_LIMIT_REDIS_TIMEOUT_MS ${redisTimeoutMs} and ${redisOnlyTimeoutMs}`,
+      );
+      const [limited, redisOnly] = await Promise.all([
+        startGateway('gateway-limited', backends, { RATE_LIMIT: 'on', REDIS_URL: redisUrl }, procs),
+        startGateway(
+          'gateway-redis-only',
+          backends,
+          { RATE_LIMIT: 'on', REDIS_URL: redisUrl, RATE_LIMIT_REDIS_TIMEOUT_MS: `${redisOnlyTimeoutMs}` },
+          procs,
+        ),
+      ]);
+      if (runs('ratelimit')) {
+        rateLimit = await rateLimitCost({
+          path,
+          apiKey: limitedKey,
+          off: gateway,
+          on: limited,
+          onRedisOnly: redisOnly,
+          redisTimeoutMs,
+          redisOnlyTimeoutMs,
+          connections,
+          settings,
+          limits: raisedLimits,
+          cpu: (measured) => cpu(measured)(),
+        });
+        printRateLimit(rateLimit);
+      }
+      if (runs('scim')) {
+        const { secret: scimToken } = await identityClient.createScimToken(
+          { name: `bench ${database}` },
+          { teamId },
+        );
+        scim = await scimSection({
+          databaseUrl,
+          teamId,
+          users: scimUsers,
+          token: scimToken,
+          gateway: limited,
+          settings,
+          cpu: cpu(limited),
+        });
+        printScim(scim);
+      }
+    }
+    if (runs('limiter')) {
+      limiter = await limiterLatency({
+        redisUrl,
+        acquisitions: limiterAcquisitions,
+        inFlight: limiterInFlight,
+      });
+      printLimiter(limiter);
+    }
     printResult({ ...projects, rateLimit, limiter, scim });
     failed = false;
   } finally {

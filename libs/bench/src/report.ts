@@ -35,8 +35,8 @@ export interface BenchResult {
   connections: number;
   cpus: number;
   baseline: Figures;
-  baselineRuns: [Figures, Figures];
-  fullPath: Figures;
+  baselineRuns: [RunFigures, RunFigures];
+  fullPath: RunFigures;
   ratio: number;
   target: number;
   verdict: Verdict;
@@ -55,7 +55,7 @@ export const figuresOf = (result: autocannon.Result): Figures => ({
 const mean = (a: number, b: number) => (a + b) / 2;
 
 export function summarize(
-  runs: { baseline1: Figures; fullPath: Figures; baseline2: Figures },
+  runs: { baseline1: RunFigures; fullPath: RunFigures; baseline2: RunFigures },
   settings: { durationSeconds: number; warmUpSeconds: number; connections: number; cpus: number },
 ): BenchResult {
   const { baseline1, fullPath, baseline2 } = runs;
@@ -127,6 +127,9 @@ export function printProjects(result: BenchResult): void {
       '',
       `baseline drift between its two runs: ${signed(drift)}`,
       `full path / baseline throughput: ${percent(result.ratio)} (target >= ${percent(result.target)}): ${result.verdict}`,
+      cpuLine('baseline (run 1)', first),
+      cpuLine('full path', result.fullPath),
+      cpuLine('baseline (run 2)', second),
     ),
   );
 }
@@ -336,10 +339,11 @@ export function printScim(result: ScimResult): void {
   );
 }
 
-export interface AllResults extends BenchResult {
-  rateLimit: RateLimitResult;
-  limiter: LimiterResult;
-  scim: ScimResult;
+/** The sections run (BENCH_SECTIONS); a section not run is absent. */
+export interface AllResults extends Partial<BenchResult> {
+  rateLimit?: RateLimitResult;
+  limiter?: LimiterResult;
+  scim?: ScimResult;
 }
 
 /** Every figure of the run as one `BENCH_RESULT {...}` line. */

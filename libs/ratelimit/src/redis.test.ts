@@ -41,7 +41,8 @@ describe('redis limiter', () => {
     });
 
     it('grants capacity tokens in total, whichever replica asks', async () => {
-      const policy: LimitPolicy = { name: 'default', capacity: 120, refillPerSecond: 2, concurrency: 10 };
+      // One token per 100 s: exact counts however long 120 round trips take on a loaded machine.
+      const policy: LimitPolicy = { name: 'default', capacity: 120, refillPerSecond: 0.01, concurrency: 10 };
       const key = uniqueName('shared');
       for (let i = 0; i < policy.capacity; i++) {
         const { decision, lease } = await replicas[i % 2]!.acquire(key, policy);
@@ -51,7 +52,7 @@ describe('redis limiter', () => {
       for (const replica of replicas) {
         expect((await replica.acquire(key, policy)).decision).toMatchObject({
           reason: 'rate',
-          retryAfterSeconds: 1,
+          retryAfterSeconds: 100,
         });
       }
     });
@@ -91,6 +92,36 @@ describe('redis limiter', () => {
       await lease?.release();
       expect(await server.admin.zcard(leasesKey)).toBe(0);
       await limiter.close();
+    });
+  });
+
+  describe('Redis unreachable when the limiter is created', () => {
+    const policy: LimitPolicy = { name: 'default', capacity: 120, refillPerSecond: 2, concurrency: 10 };
+
+    it('fails each acquire at once without crashing, reports not ready, and connects once Redis is there', async () => {
+      await server.kill();
+      const uncaught: unknown[] = [];
+      const onUncaught = (error: unknown) => uncaught.push(error);
+      process.on('uncaughtException', onUncaught);
+      const limiter = createRedisLimiter({ url: server.url, logger, timeoutMs: 1_000 });
+      try {
+        await expect(limiter.ready(300)).rejects.toThrow(
+          /Redis at redis:\/\/127\.0\.0\.1:\d+\/? not ready within 300 ms/,
+        );
+        const started = performance.now();
+        await expect(limiter.acquire('down', policy)).rejects.toThrow(
+          /Redis did not answer for policy default/,
+        );
+        expect(performance.now() - started).toBeLessThan(50); // no offline queue: the fallback answers at once
+
+        await server.start();
+        await limiter.ready(5_000); // reconnects by itself, backing off to one attempt a second
+        expect((await limiter.acquire('up', policy)).decision.allowed).toBe(true);
+        expect(uncaught).toEqual([]);
+      } finally {
+        process.off('uncaughtException', onUncaught);
+        await limiter.close();
+      }
     });
   });
 });
