@@ -5,3 +5,5 @@ export * as budgets from './gen/costgov/budgets/v1/budgets_pb';
 export * as events from './gen/costgov/events/v1/events_pb';
 export * as rpcStatus from './gen/google/rpc/status_pb';
 export * as rpcErrors from './gen/google/rpc/error_details_pb';
+export * as costs from './gen/costgov/costs/v1/costs_pb';
+export * as violations from './gen/costgov/violations/v1/violations_pb';

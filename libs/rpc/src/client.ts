@@ -68,6 +68,7 @@ export function createRpcClient<S extends DescService>(
         );
   const methods: Record<string, unknown> = {};
   for (const method of service.methods) {
+    if (method.methodKind !== 'unary') continue; // client streaming: not adapted yet
     const invoke = (client as unknown as Record<string, UnaryInvoke>)[method.localName]!.bind(client);
     const call = async (request: MessageInitShape<typeof method.input>, ctx: CallContext) => {
       const deadline = Math.min(Date.now() + deadlineMs, ctx.deadline?.getTime() ?? Infinity);

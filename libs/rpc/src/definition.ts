@@ -22,14 +22,14 @@ export function grpcDefinitionOf(service: DescService): ServiceDefinition {
   if (known) return known;
   const definition: Record<string, MethodDefinition<Message, Message>> = {};
   for (const method of service.methods) {
-    if (method.methodKind !== 'unary') {
+    if (method.methodKind !== 'unary' && method.methodKind !== 'client_streaming') {
       throw new Error(
-        `${service.typeName}.${method.name} is a ${method.methodKind} method; @costgov/rpc adapts unary methods only.`,
+        `${service.typeName}.${method.name} is a ${method.methodKind} method; @costgov/rpc adapts unary and client-streaming methods only.`,
       );
     }
     definition[method.localName] = {
       path: methodPath(service, method.name),
-      requestStream: false,
+      requestStream: method.methodKind === 'client_streaming',
       responseStream: false,
       requestSerialize: serializerOf(method.input),
       requestDeserialize: deserializerOf(method.input),

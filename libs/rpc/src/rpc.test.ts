@@ -165,7 +165,7 @@ describe('registration', () => {
       methods: [{ ...method!, methodKind: 'server_streaming' as const }],
     };
     expect(() => createRpcServer({ logger }).add(streaming, {})).toThrow(
-      /server_streaming method.*unary methods only/,
+      /server_streaming method.*unary and client-streaming methods only/,
     );
   });
 

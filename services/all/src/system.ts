@@ -1,4 +1,5 @@
 import { budgetsModule } from '@costgov/budgets';
+import { costsModule } from '@costgov/costs';
 import type { Bus } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import { gatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@costgov/gateway';
@@ -51,19 +52,21 @@ export async function startSystem(
     identityModule({ onBootstrap: (result) => (bootstrap = result) }),
     at(config.IDENTITY_ADDR),
   );
+  const costs = await startService(costsModule(), at(config.COSTS_ADDR));
   // Budgets checks approvers with identity where identity really listens (its port may be a free one).
   const budgets = await startService(
     budgetsModule({ identityAddress: `127.0.0.1:${identity.port}`, rpcDeadlineMs: config.RPC_DEADLINE_MS }),
     at(config.BUDGETS_ADDR),
   );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
-  const services = [identity, budgets, violations];
+  const services = [identity, costs, budgets, violations];
   const gateway = await startGateway(
     {
       ...config,
       IDENTITY_ADDR: `127.0.0.1:${identity.port}`,
       BUDGETS_ADDR: `127.0.0.1:${budgets.port}`,
       VIOLATIONS_ADDR: `127.0.0.1:${violations.port}`,
+      COSTS_ADDR: `127.0.0.1:${costs.port}`,
     },
     logger,
     { bus },

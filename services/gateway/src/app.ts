@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import type { budgets, scim } from '@costgov/contracts';
+import type { budgets, costs, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
@@ -20,6 +20,10 @@ export interface GatewayDeps {
   openapi: Record<string, unknown>;
   projects: RpcClient<typeof budgets.ProjectsService>;
   scim: RpcClient<typeof scim.ScimService>;
+  budgets: RpcClient<typeof budgets.BudgetsService>;
+  violations: RpcClient<typeof violations.ViolationsService>;
+  connections: RpcClient<typeof costs.ConnectionsService>;
+  costData: RpcClient<typeof costs.CostDataService>;
   /** The public base URL (e.g. https://api.example.com) for SCIM locations; else taken from the request. */
   publicBaseUrl?: string;
   /** Whether each backend is serving, reported by /readyz (never a reason for it to fail). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Bus, Consumer } from '@costgov/bus';
-import { budgets, identity, scim } from '@costgov/contracts';
+import { budgets, costs, identity, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import { checkHealth, createRpcClient } from '@costgov/rpc';
 import { createGatewayApp } from './app';
@@ -38,10 +38,24 @@ export async function startGateway(
   const identityClient = createRpcClient(identity.IdentityService, config.IDENTITY_ADDR, rpcOptions);
   const projectsClient = createRpcClient(budgets.ProjectsService, config.BUDGETS_ADDR, rpcOptions);
   const scimClient = createRpcClient(scim.ScimService, config.IDENTITY_ADDR, rpcOptions);
+  const budgetsClient = createRpcClient(budgets.BudgetsService, config.BUDGETS_ADDR, rpcOptions);
+  const violationsClient = createRpcClient(violations.ViolationsService, config.VIOLATIONS_ADDR, rpcOptions);
+  const connectionsClient = createRpcClient(costs.ConnectionsService, config.COSTS_ADDR, rpcOptions);
+  const costDataClient = createRpcClient(costs.CostDataService, config.COSTS_ADDR, rpcOptions);
+  const clients = [
+    identityClient,
+    projectsClient,
+    scimClient,
+    budgetsClient,
+    violationsClient,
+    connectionsClient,
+    costDataClient,
+  ];
   const backends = {
     identity: config.IDENTITY_ADDR,
     budgets: config.BUDGETS_ADDR,
     violations: config.VIOLATIONS_ADDR,
+    costs: config.COSTS_ADDR,
   };
   const limiter = await createLimiter(config, logger);
   const auth = authenticator({
@@ -50,17 +64,17 @@ export async function startGateway(
     negativeTtlMs: config.AUTH_NEGATIVE_CACHE_TTL_MS,
     failures: { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE },
   });
-  const closeClients = () => {
-    identityClient.close();
-    projectsClient.close();
-    scimClient.close();
-  };
+  const closeClients = () => clients.forEach((client) => client.close());
   let draining = false;
   const app = createGatewayApp({
     logger,
     openapi: loadOpenApiDocument(),
     projects: projectsClient,
     scim: scimClient,
+    budgets: budgetsClient,
+    violations: violationsClient,
+    connections: connectionsClient,
+    costData: costDataClient,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustProxy: config.TRUST_PROXY,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,

@@ -4,17 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { loadConfig } from '@costgov/config';
-import { budgets, identity, scim } from '@costgov/contracts';
+import { identity } from '@costgov/contracts';
 import { UnauthenticatedError } from '@costgov/errors';
 import { createLogger } from '@costgov/log';
 import { createMemoryLimiter, type RateLimiter } from '@costgov/ratelimit';
-import { createRpcClient } from '@costgov/rpc';
 import { freePort } from '@costgov/testing';
 import { createGatewayApp } from '../src/app';
 import { gatewayConfig } from '../src/config';
 import { authenticator } from '../src/http/auth';
 import { createLimiter } from '../src/limiter';
 import { loadOpenApiDocument } from '../src/openapi/document';
+import { deadBackends } from './dead-backends';
 
 const logger = createLogger('test', 'silent');
 const knownKey = 'cg_live_authfailurestestknownkey00000000';
@@ -81,8 +81,7 @@ async function startGateway(options: {
       now: () => clock.ms,
     }),
     limiter,
-    projects: createRpcClient(budgets.ProjectsService, `127.0.0.1:${deadPort}`, { deadlineMs: 500 }),
-    scim: createRpcClient(scim.ScimService, `127.0.0.1:${deadPort}`, { deadlineMs: 500 }),
+    ...deadBackends(deadPort, { deadlineMs: 500 }),
     backendsReady: async () => ({}),
     draining: () => false,
     trustProxy: options.trustProxy,

@@ -2,15 +2,15 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
-import { budgets, identity, scim } from '@costgov/contracts';
+import { identity } from '@costgov/contracts';
 import { UnauthenticatedError } from '@costgov/errors';
 import { createLogger } from '@costgov/log';
-import { createRpcClient } from '@costgov/rpc';
 import { freePort } from '@costgov/testing';
 import { createMemoryLimiter } from '@costgov/ratelimit';
 import { createGatewayApp } from '../src/app';
 import { authenticator } from '../src/http/auth';
 import { loadOpenApiDocument } from '../src/openapi/document';
+import { deadBackends } from './dead-backends';
 
 const logger = createLogger('test', 'silent');
 const goodKey = 'cg_live_gatewayunittestkey000000000000000';
@@ -46,8 +46,7 @@ beforeAll(async () => {
     openapi: loadOpenApiDocument(),
     auth: authenticator({ identityClient: identityStandIn as never, maxTtlMs: 30_000 }),
     limiter: createMemoryLimiter(),
-    projects: createRpcClient(budgets.ProjectsService, `127.0.0.1:${deadPort}`, { deadlineMs: 1000 }),
-    scim: createRpcClient(scim.ScimService, `127.0.0.1:${deadPort}`, { deadlineMs: 1000 }),
+    ...deadBackends(deadPort, { deadlineMs: 1000 }),
     backendsReady: async () => ({ budgets: false }),
     draining: () => false,
   });

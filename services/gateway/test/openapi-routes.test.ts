@@ -4,15 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express, { Router } from 'express';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { budgets, scim } from '@costgov/contracts';
 import { createLogger } from '@costgov/log';
 import { createMemoryLimiter } from '@costgov/ratelimit';
-import { createRpcClient } from '@costgov/rpc';
 import { freePort } from '@costgov/testing';
 import { createGatewayApp, type GatewayDeps } from '../src/app';
 import { authenticator } from '../src/http/auth';
 import { loadOpenApiDocument } from '../src/openapi/document';
 import { operationsOf, routesOf, type RouteOperation } from './routes-of';
+import { deadBackends } from './dead-backends';
 
 type Document = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
@@ -31,8 +30,7 @@ beforeAll(async () => {
     openapi: loadOpenApiDocument(),
     auth: authenticator({ identityClient: {} as never, maxTtlMs: 0 }),
     limiter: createMemoryLimiter(),
-    projects: createRpcClient(budgets.ProjectsService, `127.0.0.1:${deadPort}`),
-    scim: createRpcClient(scim.ScimService, `127.0.0.1:${deadPort}`),
+    ...deadBackends(deadPort),
     backendsReady: async () => ({}),
     draining: () => false,
   };

@@ -3,16 +3,16 @@ import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { ConfigError, loadConfig } from '@costgov/config';
-import { budgets, identity, scim } from '@costgov/contracts';
+import { identity } from '@costgov/contracts';
 import { createLogger } from '@costgov/log';
 import { createMemoryLimiter } from '@costgov/ratelimit';
-import { createRpcClient } from '@costgov/rpc';
 import { freePort } from '@costgov/testing';
 import { createGatewayApp } from '../src/app';
 import { gatewayConfig } from '../src/config';
 import { authenticator } from '../src/http/auth';
 import { loadOpenApiDocument } from '../src/openapi/document';
 import { startGateway, type RunningGateway } from '../src/server';
+import { deadBackends } from './dead-backends';
 
 const logger = createLogger('test', 'silent');
 const key = 'cg_live_slowclienttestkey000000000000000';
@@ -87,8 +87,7 @@ describe('a client sending its body slowly', () => {
       openapi: loadOpenApiDocument(),
       auth: authenticator({ identityClient: identityStandIn as never, maxTtlMs: 30_000 }),
       limiter: createMemoryLimiter(),
-      projects: createRpcClient(budgets.ProjectsService, `127.0.0.1:${deadPort}`, { deadlineMs: 500 }),
-      scim: createRpcClient(scim.ScimService, `127.0.0.1:${deadPort}`, { deadlineMs: 500 }),
+      ...deadBackends(deadPort, { deadlineMs: 500 }),
       backendsReady: async () => ({}),
       draining: () => false,
       bodyTimeoutMs: 1_000,

@@ -9,6 +9,8 @@ import type {
   PageMetaJson,
   PageRequest,
   PageRequestJson,
+  SortOrder,
+  SortOrderJson,
   StringList,
   StringListJson,
 } from '../../common/v1/common_pb';
@@ -23,7 +25,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_budgets_v1_budgets: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiBjb3N0Z292L2J1ZGdldHMvdjEvYnVkZ2V0cy5wcm90bxISY29zdGdvdi5idWRnZXRzLnYxImIKDUFwcHJvdmFsUnVsZXMSIwoWcmVxdWlyZV9hcHByb3ZhbF9hYm92ZRgBIAEoAUgAiAEBEhEKCWFwcHJvdmVycxgCIAMoCUIZChdfcmVxdWlyZV9hcHByb3ZhbF9hYm92ZSKEAQoNQnVkZ2V0U3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmFtb3VudBgDIAEoARIQCghjdXJyZW5jeRgEIAEoCRIOCgZwZXJpb2QYBSABKAkSFwoPcGVyY2VudGFnZV91c2VkGAYgASgBEg4KBnN0YXR1cxgHIAEoCSLJAgoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIUCgxidWRnZXRfY291bnQYBSABKAUSFwoPdmlvbGF0aW9uX2NvdW50GAYgASgFEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKDmFwcHJvdmFsX3J1bGVzGAkgASgLMiEuY29zdGdvdi5idWRnZXRzLnYxLkFwcHJvdmFsUnVsZXMSMgoHYnVkZ2V0cxgKIAMoCzIhLmNvc3Rnb3YuYnVkZ2V0cy52MS5CdWRnZXRTdW1tYXJ5IncKFENyZWF0ZVByb2plY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSFgoOY29ubmVjdGlvbl9pZHMYAiADKAkSOQoOYXBwcm92YWxfcnVsZXMYAyABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcyIfChFHZXRQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSKRAQoTTGlzdFByb2plY3RzUmVxdWVzdBITCgZzdGF0dXMYASABKAlIAIgBARIaCg1jb25uZWN0aW9uX2lkGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0QgkKB19zdGF0dXNCEAoOX2Nvbm5lY3Rpb25faWQicAoUTGlzdFByb2plY3RzUmVzcG9uc2USLQoIcHJvamVjdHMYASADKAsyGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEi7gEKFFVwZGF0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBARI1Cg5jb25uZWN0aW9uX2lkcxgEIAEoCzIdLmNvc3Rnb3YuY29tbW9uLnYxLlN0cmluZ0xpc3QSOQoOYXBwcm92YWxfcnVsZXMYBSABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcxIcChRjbGVhcl9hcHByb3ZhbF9ydWxlcxgGIAEoCEIHCgVfbmFtZUIJCgdfc3RhdHVzIiIKFERlbGV0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVByb2plY3RSZXNwb25zZTLcAwoPUHJvamVjdHNTZXJ2aWNlElYKDUNyZWF0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBJQCgpHZXRQcm9qZWN0EiUuY29zdGdvdi5idWRnZXRzLnYxLkdldFByb2plY3RSZXF1ZXN0GhsuY29zdGdvdi5idWRnZXRzLnYxLlByb2plY3QSYQoMTGlzdFByb2plY3RzEicuY29zdGdvdi5idWRnZXRzLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaKC5jb3N0Z292LmJ1ZGdldHMudjEuTGlzdFByb2plY3RzUmVzcG9uc2USVgoNVXBkYXRlUHJvamVjdBIoLmNvc3Rnb3YuYnVkZ2V0cy52MS5VcGRhdGVQcm9qZWN0UmVxdWVzdBobLmNvc3Rnb3YuYnVkZ2V0cy52MS5Qcm9qZWN0EmQKDURlbGV0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaKS5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlUHJvamVjdFJlc3BvbnNlYgZwcm90bzM',
+    'CiBjb3N0Z292L2J1ZGdldHMvdjEvYnVkZ2V0cy5wcm90bxISY29zdGdvdi5idWRnZXRzLnYxImIKDUFwcHJvdmFsUnVsZXMSIwoWcmVxdWlyZV9hcHByb3ZhbF9hYm92ZRgBIAEoAUgAiAEBEhEKCWFwcHJvdmVycxgCIAMoCUIZChdfcmVxdWlyZV9hcHByb3ZhbF9hYm92ZSKEAQoNQnVkZ2V0U3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmFtb3VudBgDIAEoARIQCghjdXJyZW5jeRgEIAEoCRIOCgZwZXJpb2QYBSABKAkSFwoPcGVyY2VudGFnZV91c2VkGAYgASgBEg4KBnN0YXR1cxgHIAEoCSLJAgoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIUCgxidWRnZXRfY291bnQYBSABKAUSFwoPdmlvbGF0aW9uX2NvdW50GAYgASgFEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKDmFwcHJvdmFsX3J1bGVzGAkgASgLMiEuY29zdGdvdi5idWRnZXRzLnYxLkFwcHJvdmFsUnVsZXMSMgoHYnVkZ2V0cxgKIAMoCzIhLmNvc3Rnb3YuYnVkZ2V0cy52MS5CdWRnZXRTdW1tYXJ5IncKFENyZWF0ZVByb2plY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSFgoOY29ubmVjdGlvbl9pZHMYAiADKAkSOQoOYXBwcm92YWxfcnVsZXMYAyABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcyIfChFHZXRQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSKRAQoTTGlzdFByb2plY3RzUmVxdWVzdBITCgZzdGF0dXMYASABKAlIAIgBARIaCg1jb25uZWN0aW9uX2lkGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0QgkKB19zdGF0dXNCEAoOX2Nvbm5lY3Rpb25faWQicAoUTGlzdFByb2plY3RzUmVzcG9uc2USLQoIcHJvamVjdHMYASADKAsyGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEi7gEKFFVwZGF0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBARI1Cg5jb25uZWN0aW9uX2lkcxgEIAEoCzIdLmNvc3Rnb3YuY29tbW9uLnYxLlN0cmluZ0xpc3QSOQoOYXBwcm92YWxfcnVsZXMYBSABKAsyIS5jb3N0Z292LmJ1ZGdldHMudjEuQXBwcm92YWxSdWxlcxIcChRjbGVhcl9hcHByb3ZhbF9ydWxlcxgGIAEoCEIHCgVfbmFtZUIJCgdfc3RhdHVzIiIKFERlbGV0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVByb2plY3RSZXNwb25zZSJQCglUaHJlc2hvbGQSEgoKcGVyY2VudGFnZRgBIAEoARIvCgtub3RpZmllZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiQUKBkJ1ZGdldBIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGYW1vdW50GAQgASgBEhAKCGN1cnJlbmN5GAUgASgJEg4KBnBlcmlvZBgGIAEoCRIVCg1jdXJyZW50X3NwZW5kGAcgASgBEhcKD3BlcmNlbnRhZ2VfdXNlZBgIIAEoARIOCgZzdGF0dXMYCSABKAkSMQoKdGhyZXNob2xkcxgKIAMoCzIdLmNvc3Rnb3YuYnVkZ2V0cy52MS5UaHJlc2hvbGQSMgoEdGFncxgLIAMoCzIkLmNvc3Rnb3YuYnVkZ2V0cy52MS5CdWRnZXQuVGFnc0VudHJ5EhYKDmZvcmVjYXN0X3NwZW5kGAwgASgBEj8KEXVuY29udmVydGVkX3NwZW5kGA0gAygLMiQuY29zdGdvdi5idWRnZXRzLnYxLlVuY29udmVydGVkU3BlbmQSMAoMcGVyaW9kX3N0YXJ0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpwZXJpb2RfZW5kGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxldmFsdWF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjQKEFVuY29udmVydGVkU3BlbmQSEAoIY3VycmVuY3kYASABKAkSDgoGYW1vdW50GAIgASgBIusBChNDcmVhdGVCdWRnZXRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZhbW91bnQYAyABKAESEAoIY3VycmVuY3kYBCABKAkSDgoGcGVyaW9kGAUgASgJEhIKCnRocmVzaG9sZHMYBiADKAESPwoEdGFncxgHIAMoCzIxLmNvc3Rnb3YuYnVkZ2V0cy52MS5DcmVhdGVCdWRnZXRSZXF1ZXN0LlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIeChBHZXRCdWRnZXRSZXF1ZXN0EgoKAmlkGAEgASgJIrYBChJMaXN0QnVkZ2V0c1JlcXVlc3QSFwoKcHJvamVjdF9pZBgBIAEoCUgAiAEBEhMKBnN0YXR1cxgCIAEoCUgBiAEBEioKBHNvcnQYAyABKAsyHC5jb3N0Z292LmNvbW1vbi52MS5Tb3J0T3JkZXISLAoEcGFnZRgEIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Qg0KC19wcm9qZWN0X2lkQgkKB19zdGF0dXMibQoTTGlzdEJ1ZGdldHNSZXNwb25zZRIrCgdidWRnZXRzGAEgAygLMhouY29zdGdvdi5idWRnZXRzLnYxLkJ1ZGdldBIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEiHAoKRG91YmxlTGlzdBIOCgZ2YWx1ZXMYASADKAEidQoJU3RyaW5nTWFwEjkKBnZhbHVlcxgBIAMoCzIpLmNvc3Rnb3YuYnVkZ2V0cy52MS5TdHJpbmdNYXAuVmFsdWVzRW50cnkaLQoLVmFsdWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKiAgoTVXBkYXRlQnVkZ2V0UmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESEwoGYW1vdW50GAMgASgBSAGIAQESFQoIY3VycmVuY3kYBCABKAlIAogBARITCgZwZXJpb2QYBSABKAlIA4gBARIyCgp0aHJlc2hvbGRzGAYgASgLMh4uY29zdGdvdi5idWRnZXRzLnYxLkRvdWJsZUxpc3QSKwoEdGFncxgHIAEoCzIdLmNvc3Rnb3YuYnVkZ2V0cy52MS5TdHJpbmdNYXASEwoGc3RhdHVzGAggASgJSASIAQFCBwoFX25hbWVCCQoHX2Ftb3VudEILCglfY3VycmVuY3lCCQoHX3BlcmlvZEIJCgdfc3RhdHVzIiEKE0RlbGV0ZUJ1ZGdldFJlcXVlc3QSCgoCaWQYASABKAkiFgoURGVsZXRlQnVkZ2V0UmVzcG9uc2Uy3AMKD1Byb2plY3RzU2VydmljZRJWCg1DcmVhdGVQcm9qZWN0EiguY29zdGdvdi5idWRnZXRzLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GhsuY29zdGdvdi5idWRnZXRzLnYxLlByb2plY3QSUAoKR2V0UHJvamVjdBIlLmNvc3Rnb3YuYnVkZ2V0cy52MS5HZXRQcm9qZWN0UmVxdWVzdBobLmNvc3Rnb3YuYnVkZ2V0cy52MS5Qcm9qZWN0EmEKDExpc3RQcm9qZWN0cxInLmNvc3Rnb3YuYnVkZ2V0cy52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GiguY29zdGdvdi5idWRnZXRzLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlElYKDVVwZGF0ZVByb2plY3QSKC5jb3N0Z292LmJ1ZGdldHMudjEuVXBkYXRlUHJvamVjdFJlcXVlc3QaGy5jb3N0Z292LmJ1ZGdldHMudjEuUHJvamVjdBJkCg1EZWxldGVQcm9qZWN0EiguY29zdGdvdi5idWRnZXRzLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0GikuY29zdGdvdi5idWRnZXRzLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZTLMAwoOQnVkZ2V0c1NlcnZpY2USUwoMQ3JlYXRlQnVkZ2V0EicuY29zdGdvdi5idWRnZXRzLnYxLkNyZWF0ZUJ1ZGdldFJlcXVlc3QaGi5jb3N0Z292LmJ1ZGdldHMudjEuQnVkZ2V0Ek0KCUdldEJ1ZGdldBIkLmNvc3Rnb3YuYnVkZ2V0cy52MS5HZXRCdWRnZXRSZXF1ZXN0GhouY29zdGdvdi5idWRnZXRzLnYxLkJ1ZGdldBJeCgtMaXN0QnVkZ2V0cxImLmNvc3Rnb3YuYnVkZ2V0cy52MS5MaXN0QnVkZ2V0c1JlcXVlc3QaJy5jb3N0Z292LmJ1ZGdldHMudjEuTGlzdEJ1ZGdldHNSZXNwb25zZRJTCgxVcGRhdGVCdWRnZXQSJy5jb3N0Z292LmJ1ZGdldHMudjEuVXBkYXRlQnVkZ2V0UmVxdWVzdBoaLmNvc3Rnb3YuYnVkZ2V0cy52MS5CdWRnZXQSYQoMRGVsZXRlQnVkZ2V0EicuY29zdGdvdi5idWRnZXRzLnYxLkRlbGV0ZUJ1ZGdldFJlcXVlc3QaKC5jb3N0Z292LmJ1ZGdldHMudjEuRGVsZXRlQnVkZ2V0UmVzcG9uc2ViBnByb3RvMw',
     [file_costgov_common_v1_common, file_google_protobuf_timestamp],
   );
 
@@ -580,7 +582,730 @@ export const DeleteProjectResponseSchema: GenMessage<
 > = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 9);
 
 /**
- * Projects (and, later, budgets) of the team in the `x-team-id` metadata.
+ * @generated from message costgov.budgets.v1.Threshold
+ */
+export type Threshold = Message<'costgov.budgets.v1.Threshold'> & {
+  /**
+   * @generated from field: double percentage = 1;
+   */
+  percentage: number;
+
+  /**
+   * First time spend crossed it in the current period; unset when not crossed (cleared at a new period).
+   *
+   * @generated from field: google.protobuf.Timestamp notified_at = 2;
+   */
+  notifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.Threshold
+ */
+export type ThresholdJson = {
+  /**
+   * @generated from field: double percentage = 1;
+   */
+  percentage?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * First time spend crossed it in the current period; unset when not crossed (cleared at a new period).
+   *
+   * @generated from field: google.protobuf.Timestamp notified_at = 2;
+   */
+  notifiedAt?: TimestampJson;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.Threshold.
+ * Use `create(ThresholdSchema)` to create a new message.
+ */
+export const ThresholdSchema: GenMessage<Threshold, { jsonType: ThresholdJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 10);
+
+/**
+ * @generated from message costgov.budgets.v1.Budget
+ */
+export type Budget = Message<'costgov.budgets.v1.Budget'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: double amount = 4;
+   */
+  amount: number;
+
+  /**
+   * @generated from field: string currency = 5;
+   */
+  currency: string;
+
+  /**
+   * monthly | quarterly | yearly (calendar periods in UTC)
+   *
+   * @generated from field: string period = 6;
+   */
+  period: string;
+
+  /**
+   * @generated from field: double current_spend = 7;
+   */
+  currentSpend: number;
+
+  /**
+   * @generated from field: double percentage_used = 8;
+   */
+  percentageUsed: number;
+
+  /**
+   * active | breached | archived
+   *
+   * @generated from field: string status = 9;
+   */
+  status: string;
+
+  /**
+   * @generated from field: repeated costgov.budgets.v1.Threshold thresholds = 10;
+   */
+  thresholds: Threshold[];
+
+  /**
+   * @generated from field: map<string, string> tags = 11;
+   */
+  tags: { [key: string]: string };
+
+  /**
+   * Linear run rate of the current period's spend to the period's end.
+   *
+   * @generated from field: double forecast_spend = 12;
+   */
+  forecastSpend: number;
+
+  /**
+   * Spend in currencies without a rate to the budget's currency (not counted in current_spend).
+   *
+   * @generated from field: repeated costgov.budgets.v1.UnconvertedSpend unconverted_spend = 13;
+   */
+  unconvertedSpend: UnconvertedSpend[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp period_start = 14;
+   */
+  periodStart?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp period_end = 15;
+   */
+  periodEnd?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 16;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 17;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * When spend was last evaluated; unset before the first evaluation.
+   *
+   * @generated from field: google.protobuf.Timestamp evaluated_at = 18;
+   */
+  evaluatedAt?: Timestamp | undefined;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.Budget
+ */
+export type BudgetJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+
+  /**
+   * @generated from field: string project_id = 2;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: double amount = 4;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: string currency = 5;
+   */
+  currency?: string;
+
+  /**
+   * monthly | quarterly | yearly (calendar periods in UTC)
+   *
+   * @generated from field: string period = 6;
+   */
+  period?: string;
+
+  /**
+   * @generated from field: double current_spend = 7;
+   */
+  currentSpend?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double percentage_used = 8;
+   */
+  percentageUsed?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * active | breached | archived
+   *
+   * @generated from field: string status = 9;
+   */
+  status?: string;
+
+  /**
+   * @generated from field: repeated costgov.budgets.v1.Threshold thresholds = 10;
+   */
+  thresholds?: ThresholdJson[];
+
+  /**
+   * @generated from field: map<string, string> tags = 11;
+   */
+  tags?: { [key: string]: string };
+
+  /**
+   * Linear run rate of the current period's spend to the period's end.
+   *
+   * @generated from field: double forecast_spend = 12;
+   */
+  forecastSpend?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * Spend in currencies without a rate to the budget's currency (not counted in current_spend).
+   *
+   * @generated from field: repeated costgov.budgets.v1.UnconvertedSpend unconverted_spend = 13;
+   */
+  unconvertedSpend?: UnconvertedSpendJson[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp period_start = 14;
+   */
+  periodStart?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp period_end = 15;
+   */
+  periodEnd?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 16;
+   */
+  createdAt?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 17;
+   */
+  updatedAt?: TimestampJson;
+
+  /**
+   * When spend was last evaluated; unset before the first evaluation.
+   *
+   * @generated from field: google.protobuf.Timestamp evaluated_at = 18;
+   */
+  evaluatedAt?: TimestampJson;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.Budget.
+ * Use `create(BudgetSchema)` to create a new message.
+ */
+export const BudgetSchema: GenMessage<Budget, { jsonType: BudgetJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 11);
+
+/**
+ * @generated from message costgov.budgets.v1.UnconvertedSpend
+ */
+export type UnconvertedSpend = Message<'costgov.budgets.v1.UnconvertedSpend'> & {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: double amount = 2;
+   */
+  amount: number;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.UnconvertedSpend
+ */
+export type UnconvertedSpendJson = {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: double amount = 2;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+};
+
+/**
+ * Describes the message costgov.budgets.v1.UnconvertedSpend.
+ * Use `create(UnconvertedSpendSchema)` to create a new message.
+ */
+export const UnconvertedSpendSchema: GenMessage<UnconvertedSpend, { jsonType: UnconvertedSpendJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 12);
+
+/**
+ * @generated from message costgov.budgets.v1.CreateBudgetRequest
+ */
+export type CreateBudgetRequest = Message<'costgov.budgets.v1.CreateBudgetRequest'> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: double amount = 3;
+   */
+  amount: number;
+
+  /**
+   * @generated from field: string currency = 4;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: string period = 5;
+   */
+  period: string;
+
+  /**
+   * @generated from field: repeated double thresholds = 6;
+   */
+  thresholds: number[];
+
+  /**
+   * @generated from field: map<string, string> tags = 7;
+   */
+  tags: { [key: string]: string };
+};
+
+/**
+ * @generated from message costgov.budgets.v1.CreateBudgetRequest
+ */
+export type CreateBudgetRequestJson = {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: double amount = 3;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: string currency = 4;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: string period = 5;
+   */
+  period?: string;
+
+  /**
+   * @generated from field: repeated double thresholds = 6;
+   */
+  thresholds?: (number | 'NaN' | 'Infinity' | '-Infinity')[];
+
+  /**
+   * @generated from field: map<string, string> tags = 7;
+   */
+  tags?: { [key: string]: string };
+};
+
+/**
+ * Describes the message costgov.budgets.v1.CreateBudgetRequest.
+ * Use `create(CreateBudgetRequestSchema)` to create a new message.
+ */
+export const CreateBudgetRequestSchema: GenMessage<
+  CreateBudgetRequest,
+  { jsonType: CreateBudgetRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 13);
+
+/**
+ * @generated from message costgov.budgets.v1.GetBudgetRequest
+ */
+export type GetBudgetRequest = Message<'costgov.budgets.v1.GetBudgetRequest'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.GetBudgetRequest
+ */
+export type GetBudgetRequestJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.GetBudgetRequest.
+ * Use `create(GetBudgetRequestSchema)` to create a new message.
+ */
+export const GetBudgetRequestSchema: GenMessage<GetBudgetRequest, { jsonType: GetBudgetRequestJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 14);
+
+/**
+ * @generated from message costgov.budgets.v1.ListBudgetsRequest
+ */
+export type ListBudgetsRequest = Message<'costgov.budgets.v1.ListBudgetsRequest'> & {
+  /**
+   * @generated from field: optional string project_id = 1;
+   */
+  projectId?: string | undefined;
+
+  /**
+   * @generated from field: optional string status = 2;
+   */
+  status?: string | undefined;
+
+  /**
+   * @generated from field: costgov.common.v1.SortOrder sort = 3;
+   */
+  sort?: SortOrder | undefined;
+
+  /**
+   * @generated from field: costgov.common.v1.PageRequest page = 4;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.ListBudgetsRequest
+ */
+export type ListBudgetsRequestJson = {
+  /**
+   * @generated from field: optional string project_id = 1;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: optional string status = 2;
+   */
+  status?: string;
+
+  /**
+   * @generated from field: costgov.common.v1.SortOrder sort = 3;
+   */
+  sort?: SortOrderJson;
+
+  /**
+   * @generated from field: costgov.common.v1.PageRequest page = 4;
+   */
+  page?: PageRequestJson;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.ListBudgetsRequest.
+ * Use `create(ListBudgetsRequestSchema)` to create a new message.
+ */
+export const ListBudgetsRequestSchema: GenMessage<ListBudgetsRequest, { jsonType: ListBudgetsRequestJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 15);
+
+/**
+ * @generated from message costgov.budgets.v1.ListBudgetsResponse
+ */
+export type ListBudgetsResponse = Message<'costgov.budgets.v1.ListBudgetsResponse'> & {
+  /**
+   * @generated from field: repeated costgov.budgets.v1.Budget budgets = 1;
+   */
+  budgets: Budget[];
+
+  /**
+   * @generated from field: costgov.common.v1.PageMeta meta = 2;
+   */
+  meta?: PageMeta | undefined;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.ListBudgetsResponse
+ */
+export type ListBudgetsResponseJson = {
+  /**
+   * @generated from field: repeated costgov.budgets.v1.Budget budgets = 1;
+   */
+  budgets?: BudgetJson[];
+
+  /**
+   * @generated from field: costgov.common.v1.PageMeta meta = 2;
+   */
+  meta?: PageMetaJson;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.ListBudgetsResponse.
+ * Use `create(ListBudgetsResponseSchema)` to create a new message.
+ */
+export const ListBudgetsResponseSchema: GenMessage<
+  ListBudgetsResponse,
+  { jsonType: ListBudgetsResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 16);
+
+/**
+ * @generated from message costgov.budgets.v1.DoubleList
+ */
+export type DoubleList = Message<'costgov.budgets.v1.DoubleList'> & {
+  /**
+   * @generated from field: repeated double values = 1;
+   */
+  values: number[];
+};
+
+/**
+ * @generated from message costgov.budgets.v1.DoubleList
+ */
+export type DoubleListJson = {
+  /**
+   * @generated from field: repeated double values = 1;
+   */
+  values?: (number | 'NaN' | 'Infinity' | '-Infinity')[];
+};
+
+/**
+ * Describes the message costgov.budgets.v1.DoubleList.
+ * Use `create(DoubleListSchema)` to create a new message.
+ */
+export const DoubleListSchema: GenMessage<DoubleList, { jsonType: DoubleListJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 17);
+
+/**
+ * @generated from message costgov.budgets.v1.StringMap
+ */
+export type StringMap = Message<'costgov.budgets.v1.StringMap'> & {
+  /**
+   * @generated from field: map<string, string> values = 1;
+   */
+  values: { [key: string]: string };
+};
+
+/**
+ * @generated from message costgov.budgets.v1.StringMap
+ */
+export type StringMapJson = {
+  /**
+   * @generated from field: map<string, string> values = 1;
+   */
+  values?: { [key: string]: string };
+};
+
+/**
+ * Describes the message costgov.budgets.v1.StringMap.
+ * Use `create(StringMapSchema)` to create a new message.
+ */
+export const StringMapSchema: GenMessage<StringMap, { jsonType: StringMapJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_budgets_v1_budgets, 18);
+
+/**
+ * Fields left unset are not changed.
+ *
+ * @generated from message costgov.budgets.v1.UpdateBudgetRequest
+ */
+export type UpdateBudgetRequest = Message<'costgov.budgets.v1.UpdateBudgetRequest'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional double amount = 3;
+   */
+  amount?: number | undefined;
+
+  /**
+   * @generated from field: optional string currency = 4;
+   */
+  currency?: string | undefined;
+
+  /**
+   * @generated from field: optional string period = 5;
+   */
+  period?: string | undefined;
+
+  /**
+   * @generated from field: costgov.budgets.v1.DoubleList thresholds = 6;
+   */
+  thresholds?: DoubleList | undefined;
+
+  /**
+   * @generated from field: costgov.budgets.v1.StringMap tags = 7;
+   */
+  tags?: StringMap | undefined;
+
+  /**
+   * active | archived
+   *
+   * @generated from field: optional string status = 8;
+   */
+  status?: string | undefined;
+};
+
+/**
+ * Fields left unset are not changed.
+ *
+ * @generated from message costgov.budgets.v1.UpdateBudgetRequest
+ */
+export type UpdateBudgetRequestJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: optional double amount = 3;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: optional string currency = 4;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: optional string period = 5;
+   */
+  period?: string;
+
+  /**
+   * @generated from field: costgov.budgets.v1.DoubleList thresholds = 6;
+   */
+  thresholds?: DoubleListJson;
+
+  /**
+   * @generated from field: costgov.budgets.v1.StringMap tags = 7;
+   */
+  tags?: StringMapJson;
+
+  /**
+   * active | archived
+   *
+   * @generated from field: optional string status = 8;
+   */
+  status?: string;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.UpdateBudgetRequest.
+ * Use `create(UpdateBudgetRequestSchema)` to create a new message.
+ */
+export const UpdateBudgetRequestSchema: GenMessage<
+  UpdateBudgetRequest,
+  { jsonType: UpdateBudgetRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 19);
+
+/**
+ * @generated from message costgov.budgets.v1.DeleteBudgetRequest
+ */
+export type DeleteBudgetRequest = Message<'costgov.budgets.v1.DeleteBudgetRequest'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * @generated from message costgov.budgets.v1.DeleteBudgetRequest
+ */
+export type DeleteBudgetRequestJson = {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id?: string;
+};
+
+/**
+ * Describes the message costgov.budgets.v1.DeleteBudgetRequest.
+ * Use `create(DeleteBudgetRequestSchema)` to create a new message.
+ */
+export const DeleteBudgetRequestSchema: GenMessage<
+  DeleteBudgetRequest,
+  { jsonType: DeleteBudgetRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 20);
+
+/**
+ * @generated from message costgov.budgets.v1.DeleteBudgetResponse
+ */
+export type DeleteBudgetResponse = Message<'costgov.budgets.v1.DeleteBudgetResponse'> & {};
+
+/**
+ * @generated from message costgov.budgets.v1.DeleteBudgetResponse
+ */
+export type DeleteBudgetResponseJson = {};
+
+/**
+ * Describes the message costgov.budgets.v1.DeleteBudgetResponse.
+ * Use `create(DeleteBudgetResponseSchema)` to create a new message.
+ */
+export const DeleteBudgetResponseSchema: GenMessage<
+  DeleteBudgetResponse,
+  { jsonType: DeleteBudgetResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_budgets_v1_budgets, 21);
+
+/**
+ * Projects of the team in the `x-team-id` metadata.
  *
  * @generated from service costgov.budgets.v1.ProjectsService
  */
@@ -626,3 +1351,51 @@ export const ProjectsService: GenService<{
     output: typeof DeleteProjectResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_costgov_budgets_v1_budgets, 0);
+
+/**
+ * Budgets of the team in the `x-team-id` metadata; spend comes from the costs service.
+ *
+ * @generated from service costgov.budgets.v1.BudgetsService
+ */
+export const BudgetsService: GenService<{
+  /**
+   * @generated from rpc costgov.budgets.v1.BudgetsService.CreateBudget
+   */
+  createBudget: {
+    methodKind: 'unary';
+    input: typeof CreateBudgetRequestSchema;
+    output: typeof BudgetSchema;
+  };
+  /**
+   * @generated from rpc costgov.budgets.v1.BudgetsService.GetBudget
+   */
+  getBudget: {
+    methodKind: 'unary';
+    input: typeof GetBudgetRequestSchema;
+    output: typeof BudgetSchema;
+  };
+  /**
+   * @generated from rpc costgov.budgets.v1.BudgetsService.ListBudgets
+   */
+  listBudgets: {
+    methodKind: 'unary';
+    input: typeof ListBudgetsRequestSchema;
+    output: typeof ListBudgetsResponseSchema;
+  };
+  /**
+   * @generated from rpc costgov.budgets.v1.BudgetsService.UpdateBudget
+   */
+  updateBudget: {
+    methodKind: 'unary';
+    input: typeof UpdateBudgetRequestSchema;
+    output: typeof BudgetSchema;
+  };
+  /**
+   * @generated from rpc costgov.budgets.v1.BudgetsService.DeleteBudget
+   */
+  deleteBudget: {
+    methodKind: 'unary';
+    input: typeof DeleteBudgetRequestSchema;
+    output: typeof DeleteBudgetResponseSchema;
+  };
+}> = /*@__PURE__*/ serviceDesc(file_costgov_budgets_v1_budgets, 1);

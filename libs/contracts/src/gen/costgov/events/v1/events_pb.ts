@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJYgZwcm90bzM',
+    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJIpQBChBDb3N0RGF0YUluZ2VzdGVkEhUKDWNvbm5lY3Rpb25faWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRyb3dzGAMgASgDEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIYChBmaXJzdF9jaGFyZ2VfZGF5GAUgASgJEhcKD2xhc3RfY2hhcmdlX2RheRgGIAEoCSJrChFDb25uZWN0aW9uQ2hhbmdlZBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIQCghwcm92aWRlchgEIAEoCRIOCgZzdGF0dXMYBSABKAkirwEKDUJ1ZGdldENoYW5nZWQSEQoJYnVkZ2V0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEg4KBmFtb3VudBgFIAEoARIQCghjdXJyZW5jeRgGIAEoCRIOCgZwZXJpb2QYByABKAkSDgoGc3RhdHVzGAggASgJEhYKDmNoYW5nZWRfZmllbGRzGAkgAygJIpoCChZCdWRnZXRUaHJlc2hvbGRDcm9zc2VkEhEKCWJ1ZGdldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEwoLYnVkZ2V0X25hbWUYBCABKAkSFAoMcHJvamVjdF9uYW1lGAUgASgJEhEKCXRocmVzaG9sZBgGIAEoARIXCg9wZXJjZW50YWdlX3VzZWQYByABKAESFQoNY3VycmVudF9zcGVuZBgIIAEoARIOCgZhbW91bnQYCSABKAESEAoIY3VycmVuY3kYCiABKAkSDgoGcGVyaW9kGAsgASgJEhQKDHBlcmlvZF9zdGFydBgMIAEoCRISCgpwZXJpb2RfZW5kGA0gASgJIpsBChBWaW9sYXRpb25DaGFuZ2VkEhQKDHZpb2xhdGlvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEQoJYnVkZ2V0X2lkGAQgASgJEhAKCHNldmVyaXR5GAUgASgJEg4KBnN0YXR1cxgGIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYByABKAliBnByb3RvMw',
   );
 
 /**
@@ -322,3 +322,532 @@ export type GroupChangedJson = {
 export const GroupChangedSchema: GenMessage<GroupChanged, { jsonType: GroupChangedJson }> =
   /*@__PURE__*/
   messageDesc(file_costgov_events_v1_events, 4);
+
+/**
+ * costs.data.ingested: a FOCUS file was stored for a connection; budgets re-evaluate what reads it.
+ *
+ * @generated from message costgov.events.v1.CostDataIngested
+ */
+export type CostDataIngested = Message<'costgov.events.v1.CostDataIngested'> & {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: int64 rows = 3;
+   */
+  rows: bigint;
+
+  /**
+   * Start dates (YYYY-MM-DD) of the billing periods the file replaced.
+   *
+   * @generated from field: repeated string billing_periods = 4;
+   */
+  billingPeriods: string[];
+
+  /**
+   * First and last charge day (YYYY-MM-DD, UTC) in the file.
+   *
+   * @generated from field: string first_charge_day = 5;
+   */
+  firstChargeDay: string;
+
+  /**
+   * @generated from field: string last_charge_day = 6;
+   */
+  lastChargeDay: string;
+};
+
+/**
+ * costs.data.ingested: a FOCUS file was stored for a connection; budgets re-evaluate what reads it.
+ *
+ * @generated from message costgov.events.v1.CostDataIngested
+ */
+export type CostDataIngestedJson = {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: int64 rows = 3;
+   */
+  rows?: string;
+
+  /**
+   * Start dates (YYYY-MM-DD) of the billing periods the file replaced.
+   *
+   * @generated from field: repeated string billing_periods = 4;
+   */
+  billingPeriods?: string[];
+
+  /**
+   * First and last charge day (YYYY-MM-DD, UTC) in the file.
+   *
+   * @generated from field: string first_charge_day = 5;
+   */
+  firstChargeDay?: string;
+
+  /**
+   * @generated from field: string last_charge_day = 6;
+   */
+  lastChargeDay?: string;
+};
+
+/**
+ * Describes the message costgov.events.v1.CostDataIngested.
+ * Use `create(CostDataIngestedSchema)` to create a new message.
+ */
+export const CostDataIngestedSchema: GenMessage<CostDataIngested, { jsonType: CostDataIngestedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 5);
+
+/**
+ * costs.connection.created, costs.connection.updated, costs.connection.deleted
+ *
+ * @generated from message costgov.events.v1.ConnectionChanged
+ */
+export type ConnectionChanged = Message<'costgov.events.v1.ConnectionChanged'> & {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string provider = 4;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: string status = 5;
+   */
+  status: string;
+};
+
+/**
+ * costs.connection.created, costs.connection.updated, costs.connection.deleted
+ *
+ * @generated from message costgov.events.v1.ConnectionChanged
+ */
+export type ConnectionChangedJson = {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: string provider = 4;
+   */
+  provider?: string;
+
+  /**
+   * @generated from field: string status = 5;
+   */
+  status?: string;
+};
+
+/**
+ * Describes the message costgov.events.v1.ConnectionChanged.
+ * Use `create(ConnectionChangedSchema)` to create a new message.
+ */
+export const ConnectionChangedSchema: GenMessage<ConnectionChanged, { jsonType: ConnectionChangedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 6);
+
+/**
+ * budgets.budget.created, budgets.budget.updated, budgets.budget.deleted
+ *
+ * @generated from message costgov.events.v1.BudgetChanged
+ */
+export type BudgetChanged = Message<'costgov.events.v1.BudgetChanged'> & {
+  /**
+   * @generated from field: string budget_id = 1;
+   */
+  budgetId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string name = 4;
+   */
+  name: string;
+
+  /**
+   * @generated from field: double amount = 5;
+   */
+  amount: number;
+
+  /**
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: string period = 7;
+   */
+  period: string;
+
+  /**
+   * @generated from field: string status = 8;
+   */
+  status: string;
+
+  /**
+   * @generated from field: repeated string changed_fields = 9;
+   */
+  changedFields: string[];
+};
+
+/**
+ * budgets.budget.created, budgets.budget.updated, budgets.budget.deleted
+ *
+ * @generated from message costgov.events.v1.BudgetChanged
+ */
+export type BudgetChangedJson = {
+  /**
+   * @generated from field: string budget_id = 1;
+   */
+  budgetId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: string name = 4;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: double amount = 5;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: string currency = 6;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: string period = 7;
+   */
+  period?: string;
+
+  /**
+   * @generated from field: string status = 8;
+   */
+  status?: string;
+
+  /**
+   * @generated from field: repeated string changed_fields = 9;
+   */
+  changedFields?: string[];
+};
+
+/**
+ * Describes the message costgov.events.v1.BudgetChanged.
+ * Use `create(BudgetChangedSchema)` to create a new message.
+ */
+export const BudgetChangedSchema: GenMessage<BudgetChanged, { jsonType: BudgetChangedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 7);
+
+/**
+ * budgets.budget.threshold_crossed (once per budget, threshold and period) and budgets.budget.breached
+ * (spend reached 100 % in the period; `threshold` is then 100).
+ *
+ * @generated from message costgov.events.v1.BudgetThresholdCrossed
+ */
+export type BudgetThresholdCrossed = Message<'costgov.events.v1.BudgetThresholdCrossed'> & {
+  /**
+   * @generated from field: string budget_id = 1;
+   */
+  budgetId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string budget_name = 4;
+   */
+  budgetName: string;
+
+  /**
+   * @generated from field: string project_name = 5;
+   */
+  projectName: string;
+
+  /**
+   * @generated from field: double threshold = 6;
+   */
+  threshold: number;
+
+  /**
+   * @generated from field: double percentage_used = 7;
+   */
+  percentageUsed: number;
+
+  /**
+   * @generated from field: double current_spend = 8;
+   */
+  currentSpend: number;
+
+  /**
+   * @generated from field: double amount = 9;
+   */
+  amount: number;
+
+  /**
+   * @generated from field: string currency = 10;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: string period = 11;
+   */
+  period: string;
+
+  /**
+   * YYYY-MM-DD (UTC) of the period's first day and of the day after its last.
+   *
+   * @generated from field: string period_start = 12;
+   */
+  periodStart: string;
+
+  /**
+   * @generated from field: string period_end = 13;
+   */
+  periodEnd: string;
+};
+
+/**
+ * budgets.budget.threshold_crossed (once per budget, threshold and period) and budgets.budget.breached
+ * (spend reached 100 % in the period; `threshold` is then 100).
+ *
+ * @generated from message costgov.events.v1.BudgetThresholdCrossed
+ */
+export type BudgetThresholdCrossedJson = {
+  /**
+   * @generated from field: string budget_id = 1;
+   */
+  budgetId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: string budget_name = 4;
+   */
+  budgetName?: string;
+
+  /**
+   * @generated from field: string project_name = 5;
+   */
+  projectName?: string;
+
+  /**
+   * @generated from field: double threshold = 6;
+   */
+  threshold?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double percentage_used = 7;
+   */
+  percentageUsed?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double current_spend = 8;
+   */
+  currentSpend?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double amount = 9;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: string currency = 10;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: string period = 11;
+   */
+  period?: string;
+
+  /**
+   * YYYY-MM-DD (UTC) of the period's first day and of the day after its last.
+   *
+   * @generated from field: string period_start = 12;
+   */
+  periodStart?: string;
+
+  /**
+   * @generated from field: string period_end = 13;
+   */
+  periodEnd?: string;
+};
+
+/**
+ * Describes the message costgov.events.v1.BudgetThresholdCrossed.
+ * Use `create(BudgetThresholdCrossedSchema)` to create a new message.
+ */
+export const BudgetThresholdCrossedSchema: GenMessage<
+  BudgetThresholdCrossed,
+  { jsonType: BudgetThresholdCrossedJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_events_v1_events, 8);
+
+/**
+ * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved
+ *
+ * @generated from message costgov.events.v1.ViolationChanged
+ */
+export type ViolationChanged = Message<'costgov.events.v1.ViolationChanged'> & {
+  /**
+   * @generated from field: string violation_id = 1;
+   */
+  violationId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string budget_id = 4;
+   */
+  budgetId: string;
+
+  /**
+   * @generated from field: string severity = 5;
+   */
+  severity: string;
+
+  /**
+   * @generated from field: string status = 6;
+   */
+  status: string;
+
+  /**
+   * Status before this change; empty on creation.
+   *
+   * @generated from field: string previous_status = 7;
+   */
+  previousStatus: string;
+};
+
+/**
+ * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved
+ *
+ * @generated from message costgov.events.v1.ViolationChanged
+ */
+export type ViolationChangedJson = {
+  /**
+   * @generated from field: string violation_id = 1;
+   */
+  violationId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: string budget_id = 4;
+   */
+  budgetId?: string;
+
+  /**
+   * @generated from field: string severity = 5;
+   */
+  severity?: string;
+
+  /**
+   * @generated from field: string status = 6;
+   */
+  status?: string;
+
+  /**
+   * Status before this change; empty on creation.
+   *
+   * @generated from field: string previous_status = 7;
+   */
+  previousStatus?: string;
+};
+
+/**
+ * Describes the message costgov.events.v1.ViolationChanged.
+ * Use `create(ViolationChangedSchema)` to create a new message.
+ */
+export const ViolationChangedSchema: GenMessage<ViolationChanged, { jsonType: ViolationChangedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 9);

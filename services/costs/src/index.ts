@@ -1,0 +1,1 @@
+export { costsModule } from './module';

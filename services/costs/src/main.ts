@@ -1,0 +1,5 @@
+import './instrument';
+import { runStandalone } from '@costgov/runtime';
+import { costsModule } from './module';
+
+void runStandalone(costsModule(), { grpcPort: 50054 });

@@ -1,0 +1,21 @@
+import { budgets, costs, scim, violations } from '@costgov/contracts';
+import { createRpcClient, type RpcClientOptions } from '@costgov/rpc';
+import type { GatewayDeps } from '../src/app';
+
+type Backends = Pick<
+  GatewayDeps,
+  'projects' | 'scim' | 'budgets' | 'violations' | 'connections' | 'costData'
+>;
+
+/** Every backend client of the gateway, all pointed at one address where nothing answers. */
+export function deadBackends(port: number, options: RpcClientOptions = {}): Backends {
+  const address = `127.0.0.1:${port}`;
+  return {
+    projects: createRpcClient(budgets.ProjectsService, address, options),
+    scim: createRpcClient(scim.ScimService, address, options),
+    budgets: createRpcClient(budgets.BudgetsService, address, options),
+    violations: createRpcClient(violations.ViolationsService, address, options),
+    connections: createRpcClient(costs.ConnectionsService, address, options),
+    costData: createRpcClient(costs.CostDataService, address, options),
+  };
+}
