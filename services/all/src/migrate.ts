@@ -1,5 +1,6 @@
 import { budgetsModule } from '@costgov/budgets';
 import { baseConfig, loadConfigOrExit } from '@costgov/config';
+import { costsModule } from '@costgov/costs';
 import { migrate, openDb } from '@costgov/db';
 import { identityModule } from '@costgov/identity';
 import { createLogger } from '@costgov/log';
@@ -14,8 +15,13 @@ import { violationsModule } from '@costgov/violations';
 async function main() {
   const config = loadConfigOrExit(baseConfig);
   const logger = createLogger('migrate', config.LOG_LEVEL);
-  // Only the modules' migrations are used: nothing is started, so budgets' identity address is never dialled.
-  const modules = [identityModule(), budgetsModule({ identityAddress: 'unused:0' }), violationsModule()];
+  // Only the modules' migrations are used: nothing is started, so no address (budgets' identity) is dialled.
+  const modules = [
+    identityModule(),
+    costsModule(),
+    budgetsModule({ identityAddress: 'unused:0' }),
+    violationsModule(),
+  ];
   for (const module of modules) {
     const db = await openDb({
       service: module.name,

@@ -72,13 +72,14 @@ describe('the migrate entry point', () => {
       const applied = Object.fromEntries(
         first.lines.filter((l) => l.schema).map((l) => [l.schema!, l.migrations ?? []] as const),
       );
-      expect(Object.keys(applied).sort()).toEqual(['budgets', 'identity', 'violations']);
+      expect(Object.keys(applied).sort()).toEqual(['budgets', 'costs', 'identity', 'violations']);
       for (const migrations of Object.values(applied)) expect(migrations.length).toBeGreaterThan(1);
 
       const second = await runMigrate();
       expect(second.code).toBe(0);
       expect(second.lines.filter((l) => l.schema).map((l) => [l.schema, l.msg])).toEqual([
         ['identity', 'up to date'],
+        ['costs', 'up to date'],
         ['budgets', 'up to date'],
         ['violations', 'up to date'],
       ]);
