@@ -757,7 +757,9 @@ export const BudgetThresholdCrossedSchema: GenMessage<
 > = /*@__PURE__*/ messageDesc(file_costgov_events_v1_events, 8);
 
 /**
- * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved
+ * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved,
+ * violations.violation.deleted (removed with its budget; `status` is the status it had, `previous_status`
+ * too, so counters of open violations can subtract it).
  *
  * @generated from message costgov.events.v1.ViolationChanged
  */
@@ -801,7 +803,9 @@ export type ViolationChanged = Message<'costgov.events.v1.ViolationChanged'> & {
 };
 
 /**
- * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved
+ * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved,
+ * violations.violation.deleted (removed with its budget; `status` is the status it had, `previous_status`
+ * too, so counters of open violations can subtract it).
  *
  * @generated from message costgov.events.v1.ViolationChanged
  */

@@ -23,7 +23,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_violations_v1_violations: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiZjb3N0Z292L3Zpb2xhdGlvbnMvdjEvdmlvbGF0aW9ucy5wcm90bxIVY29zdGdvdi52aW9sYXRpb25zLnYxIscECglWaW9sYXRpb24SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIRCglidWRnZXRfaWQYAyABKAkSDAoEdHlwZRgEIAEoCRIQCghzZXZlcml0eRgFIAEoCRIOCgZzdGF0dXMYBiABKAkSDwoHbWVzc2FnZRgHIAEoCRIVCg1jdXJyZW50X3ZhbHVlGAggASgBEhcKD3RocmVzaG9sZF92YWx1ZRgJIAEoARIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxwZXJpb2Rfc3RhcnQYDCABKAkSHAoPYWNrbm93bGVkZ2VkX2J5GA0gASgJSACIAQESMwoPYWNrbm93bGVkZ2VkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBhY2tub3dsZWRnZV9ub3RlGA8gASgJSAGIAQESGAoLcmVzb2x2ZWRfYnkYECABKAlIAogBARIvCgtyZXNvbHZlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoMcmVzb2x2ZV9ub3RlGBIgASgJSAOIAQFCEgoQX2Fja25vd2xlZGdlZF9ieUITChFfYWNrbm93bGVkZ2Vfbm90ZUIOCgxfcmVzb2x2ZWRfYnlCDwoNX3Jlc29sdmVfbm90ZSIhChNHZXRWaW9sYXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIoMCChVMaXN0VmlvbGF0aW9uc1JlcXVlc3QSFwoKcHJvamVjdF9pZBgBIAEoCUgAiAEBEhYKCWJ1ZGdldF9pZBgCIAEoCUgBiAEBEhUKCHNldmVyaXR5GAMgASgJSAKIAQESEwoGc3RhdHVzGAQgASgJSAOIAQESKgoEc29ydBgFIAEoCzIcLmNvc3Rnb3YuY29tbW9uLnYxLlNvcnRPcmRlchIsCgRwYWdlGAYgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCDQoLX3Byb2plY3RfaWRCDAoKX2J1ZGdldF9pZEILCglfc2V2ZXJpdHlCCQoHX3N0YXR1cyJ5ChZMaXN0VmlvbGF0aW9uc1Jlc3BvbnNlEjQKCnZpb2xhdGlvbnMYASADKAsyIC5jb3N0Z292LnZpb2xhdGlvbnMudjEuVmlvbGF0aW9uEikKBG1ldGEYAiABKAsyGy5jb3N0Z292LmNvbW1vbi52MS5QYWdlTWV0YSJUChtBY2tub3dsZWRnZVZpb2xhdGlvblJlcXVlc3QSCgoCaWQYASABKAkSEQoEbm90ZRgCIAEoCUgAiAEBEg0KBWFjdG9yGAMgASgJQgcKBV9ub3RlIlAKF1Jlc29sdmVWaW9sYXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5vdGUYAiABKAlIAIgBARINCgVhY3RvchgDIAEoCUIHCgVfbm90ZTK0AwoRVmlvbGF0aW9uc1NlcnZpY2USXAoMR2V0VmlvbGF0aW9uEiouY29zdGdvdi52aW9sYXRpb25zLnYxLkdldFZpb2xhdGlvblJlcXVlc3QaIC5jb3N0Z292LnZpb2xhdGlvbnMudjEuVmlvbGF0aW9uEm0KDkxpc3RWaW9sYXRpb25zEiwuY29zdGdvdi52aW9sYXRpb25zLnYxLkxpc3RWaW9sYXRpb25zUmVxdWVzdBotLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5MaXN0VmlvbGF0aW9uc1Jlc3BvbnNlEmwKFEFja25vd2xlZGdlVmlvbGF0aW9uEjIuY29zdGdvdi52aW9sYXRpb25zLnYxLkFja25vd2xlZGdlVmlvbGF0aW9uUmVxdWVzdBogLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5WaW9sYXRpb24SZAoQUmVzb2x2ZVZpb2xhdGlvbhIuLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5SZXNvbHZlVmlvbGF0aW9uUmVxdWVzdBogLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5WaW9sYXRpb25iBnByb3RvMw',
+    'CiZjb3N0Z292L3Zpb2xhdGlvbnMvdjEvdmlvbGF0aW9ucy5wcm90bxIVY29zdGdvdi52aW9sYXRpb25zLnYxIvcECglWaW9sYXRpb24SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIRCglidWRnZXRfaWQYAyABKAkSDAoEdHlwZRgEIAEoCRIQCghzZXZlcml0eRgFIAEoCRIOCgZzdGF0dXMYBiABKAkSDwoHbWVzc2FnZRgHIAEoCRIVCg1jdXJyZW50X3ZhbHVlGAggASgBEhcKD3RocmVzaG9sZF92YWx1ZRgJIAEoARIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxwZXJpb2Rfc3RhcnQYDCABKAkSHAoPYWNrbm93bGVkZ2VkX2J5GA0gASgJSACIAQESMwoPYWNrbm93bGVkZ2VkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBhY2tub3dsZWRnZV9ub3RlGA8gASgJSAGIAQESGAoLcmVzb2x2ZWRfYnkYECABKAlIAogBARIvCgtyZXNvbHZlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoMcmVzb2x2ZV9ub3RlGBIgASgJSAOIAQESEAoIY3VycmVuY3kYEyABKAkSHAoUdGhyZXNob2xkX3BlcmNlbnRhZ2UYFCABKAFCEgoQX2Fja25vd2xlZGdlZF9ieUITChFfYWNrbm93bGVkZ2Vfbm90ZUIOCgxfcmVzb2x2ZWRfYnlCDwoNX3Jlc29sdmVfbm90ZSIhChNHZXRWaW9sYXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIoMCChVMaXN0VmlvbGF0aW9uc1JlcXVlc3QSFwoKcHJvamVjdF9pZBgBIAEoCUgAiAEBEhYKCWJ1ZGdldF9pZBgCIAEoCUgBiAEBEhUKCHNldmVyaXR5GAMgASgJSAKIAQESEwoGc3RhdHVzGAQgASgJSAOIAQESKgoEc29ydBgFIAEoCzIcLmNvc3Rnb3YuY29tbW9uLnYxLlNvcnRPcmRlchIsCgRwYWdlGAYgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCDQoLX3Byb2plY3RfaWRCDAoKX2J1ZGdldF9pZEILCglfc2V2ZXJpdHlCCQoHX3N0YXR1cyJ5ChZMaXN0VmlvbGF0aW9uc1Jlc3BvbnNlEjQKCnZpb2xhdGlvbnMYASADKAsyIC5jb3N0Z292LnZpb2xhdGlvbnMudjEuVmlvbGF0aW9uEikKBG1ldGEYAiABKAsyGy5jb3N0Z292LmNvbW1vbi52MS5QYWdlTWV0YSJUChtBY2tub3dsZWRnZVZpb2xhdGlvblJlcXVlc3QSCgoCaWQYASABKAkSEQoEbm90ZRgCIAEoCUgAiAEBEg0KBWFjdG9yGAMgASgJQgcKBV9ub3RlIlAKF1Jlc29sdmVWaW9sYXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5vdGUYAiABKAlIAIgBARINCgVhY3RvchgDIAEoCUIHCgVfbm90ZTK0AwoRVmlvbGF0aW9uc1NlcnZpY2USXAoMR2V0VmlvbGF0aW9uEiouY29zdGdvdi52aW9sYXRpb25zLnYxLkdldFZpb2xhdGlvblJlcXVlc3QaIC5jb3N0Z292LnZpb2xhdGlvbnMudjEuVmlvbGF0aW9uEm0KDkxpc3RWaW9sYXRpb25zEiwuY29zdGdvdi52aW9sYXRpb25zLnYxLkxpc3RWaW9sYXRpb25zUmVxdWVzdBotLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5MaXN0VmlvbGF0aW9uc1Jlc3BvbnNlEmwKFEFja25vd2xlZGdlVmlvbGF0aW9uEjIuY29zdGdvdi52aW9sYXRpb25zLnYxLkFja25vd2xlZGdlVmlvbGF0aW9uUmVxdWVzdBogLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5WaW9sYXRpb24SZAoQUmVzb2x2ZVZpb2xhdGlvbhIuLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5SZXNvbHZlVmlvbGF0aW9uUmVxdWVzdBogLmNvc3Rnb3YudmlvbGF0aW9ucy52MS5WaW9sYXRpb25iBnByb3RvMw',
     [file_costgov_common_v1_common, file_google_protobuf_timestamp],
   );
 
@@ -73,11 +73,15 @@ export type Violation = Message<'costgov.violations.v1.Violation'> & {
   message: string;
 
   /**
+   * Spend of the period when the threshold was crossed, in `currency`.
+   *
    * @generated from field: double current_value = 8;
    */
   currentValue: number;
 
   /**
+   * The crossed threshold as an amount in `currency` (budget amount x threshold_percentage / 100).
+   *
    * @generated from field: double threshold_value = 9;
    */
   thresholdValue: number;
@@ -128,6 +132,20 @@ export type Violation = Message<'costgov.violations.v1.Violation'> & {
    * @generated from field: optional string resolve_note = 18;
    */
   resolveNote?: string | undefined;
+
+  /**
+   * ISO 4217 code of current_value and threshold_value (the budget's currency).
+   *
+   * @generated from field: string currency = 19;
+   */
+  currency: string;
+
+  /**
+   * The budget threshold that was crossed, in percent of the budget amount.
+   *
+   * @generated from field: double threshold_percentage = 20;
+   */
+  thresholdPercentage: number;
 };
 
 /**
@@ -176,11 +194,15 @@ export type ViolationJson = {
   message?: string;
 
   /**
+   * Spend of the period when the threshold was crossed, in `currency`.
+   *
    * @generated from field: double current_value = 8;
    */
   currentValue?: number | 'NaN' | 'Infinity' | '-Infinity';
 
   /**
+   * The crossed threshold as an amount in `currency` (budget amount x threshold_percentage / 100).
+   *
    * @generated from field: double threshold_value = 9;
    */
   thresholdValue?: number | 'NaN' | 'Infinity' | '-Infinity';
@@ -231,6 +253,20 @@ export type ViolationJson = {
    * @generated from field: optional string resolve_note = 18;
    */
   resolveNote?: string;
+
+  /**
+   * ISO 4217 code of current_value and threshold_value (the budget's currency).
+   *
+   * @generated from field: string currency = 19;
+   */
+  currency?: string;
+
+  /**
+   * The budget threshold that was crossed, in percent of the budget amount.
+   *
+   * @generated from field: double threshold_percentage = 20;
+   */
+  thresholdPercentage?: number | 'NaN' | 'Infinity' | '-Infinity';
 };
 
 /**
