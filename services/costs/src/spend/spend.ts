@@ -1,0 +1,168 @@
+import type { costs } from '@costgov/contracts';
+import type { Queryable } from '@costgov/db';
+import { textProblem, ValidationError, Violations } from '@costgov/errors';
+import { looksLikeId } from '@costgov/ids';
+import { isCurrencyCode } from '../rates/currency-codes';
+import { multipliersInto } from './conversion';
+import { dayRangeOf } from './day-range';
+
+/** A request as the proto declares it, with or without the message's type marker. */
+type RequestOf<T> = Omit<T, '$typeName' | '$unknown'>;
+
+export type SpendRequest = RequestOf<costs.GetSpendRequest>;
+export type DailySpendRequest = RequestOf<costs.GetDailySpendRequest>;
+export type TagCoverageRequest = RequestOf<costs.GetTagCoverageRequest>;
+
+export interface CurrencyAmount {
+  currency: string;
+  amount: number;
+}
+
+/** GetSpendResponse's fields, all present. */
+export interface Spend {
+  byCurrency: CurrencyAmount[];
+  converted: number;
+  unconverted: CurrencyAmount[];
+  lastChargeDay: string;
+}
+
+export interface DailySpend {
+  day: string;
+  currency: string;
+  effectiveCost: number;
+  billedCost: number;
+}
+
+export interface TagCoverage {
+  covered: CurrencyAmount[];
+  total: CurrencyAmount[];
+  ratio: number;
+}
+
+// Sums of doubles carry binary noise (0.1 + 0.2); 15 significant digits is what a double holds exactly.
+const clean = (value: number): number => Number.parseFloat(value.toPrecision(15));
+
+/**
+ * The team's rollup rows of the given connections and days, narrowed to records carrying every given
+ * tag: the WHERE clause every query here shares, and its parameters ($1..$n).
+ */
+function scopeOf(
+  teamId: string,
+  request: { connectionIds: string[]; from?: SpendRequest['from']; to?: SpendRequest['to'] },
+  tags: Record<string, string> = {},
+) {
+  const { firstDay, endDay } = dayRangeOf(request.from, request.to);
+  const violations = new Violations();
+  for (const [key, value] of Object.entries(tags)) {
+    const problem = textProblem(key) ?? textProblem(value);
+    if (problem) violations.add(`tags.${key}`, problem);
+  }
+  violations.throwIfAny();
+  // Ids of another shape can match nothing; leaving them out keeps text Postgres refuses away from it.
+  const connectionIds = request.connectionIds.filter((id) => looksLikeId('connection', id));
+  const params: unknown[] = [teamId, connectionIds, firstDay, endDay];
+  let where = 'team_id = $1 AND connection_id = ANY ($2::text[]) AND day >= $3::date AND day < $4::date';
+  if (Object.keys(tags).length > 0) where += ` AND tags @> $${params.push(JSON.stringify(tags))}::jsonb`;
+  return { where, params, empty: connectionIds.length === 0 || firstDay >= endDay };
+}
+
+/**
+ * Spend read from the daily rollups (`daily_costs`), never from raw rows. The measure is FOCUS
+ * `EffectiveCost` (amortized, after discounts and credits: what the team really pays), which budgets use.
+ */
+export function spendQueries({ db }: { db: Queryable }) {
+  async function getSpend(teamId: string, request: SpendRequest): Promise<Spend> {
+    const target = request.currency;
+    if (target !== undefined && !isCurrencyCode(target))
+      throw new ValidationError([{ field: 'currency', message: 'must be an ISO 4217 currency code' }]);
+    const scope = scopeOf(teamId, request, request.tags);
+    if (scope.empty) return { byCurrency: [], converted: 0, unconverted: [], lastChargeDay: '' };
+    const { rows } = await db.query<{ currency: string; amount: number; last_day: string }>(
+      `SELECT billing_currency AS currency, sum(effective_cost) AS amount,
+         to_char(max(day), 'YYYY-MM-DD') AS last_day
+       FROM daily_costs WHERE ${scope.where} GROUP BY billing_currency ORDER BY billing_currency`,
+      scope.params,
+    );
+    const byCurrency = rows.map((row) => ({ currency: row.currency, amount: row.amount }));
+    const lastChargeDay = rows.reduce((last, row) => (row.last_day > last ? row.last_day : last), '');
+    if (target === undefined) return { byCurrency, converted: 0, unconverted: [], lastChargeDay };
+    const multipliers = await multipliersInto(
+      db,
+      target,
+      rows.map((row) => row.currency),
+    );
+    let converted = 0;
+    const unconverted: CurrencyAmount[] = [];
+    for (const spend of byCurrency) {
+      const multiplier = multipliers.get(spend.currency);
+      if (multiplier === undefined) unconverted.push(spend);
+      else converted += spend.amount * multiplier;
+    }
+    return { byCurrency, converted: clean(converted), unconverted, lastChargeDay };
+  }
+
+  async function getDailySpend(teamId: string, request: DailySpendRequest): Promise<{ days: DailySpend[] }> {
+    const scope = scopeOf(teamId, request, request.tags);
+    if (scope.empty) return { days: [] };
+    const { rows } = await db.query<{ day: string; currency: string; effective: number; billed: number }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, billing_currency AS currency,
+         sum(effective_cost) AS effective, sum(billed_cost) AS billed
+       FROM daily_costs WHERE ${scope.where} GROUP BY day, billing_currency ORDER BY day, billing_currency`,
+      scope.params,
+    );
+    return {
+      days: rows.map((row) => ({
+        day: row.day,
+        currency: row.currency,
+        effectiveCost: row.effective,
+        billedCost: row.billed,
+      })),
+    };
+  }
+
+  /**
+   * EffectiveCost carrying every required tag key with a non-empty value, against all of it, per
+   * currency. The ratio weighs currencies in the one with the most cost, converted with the operator's
+   * rates where one exists and at face value otherwise; it is 1 when there is no (positive) cost.
+   */
+  async function getTagCoverage(teamId: string, request: TagCoverageRequest): Promise<TagCoverage> {
+    const violations = new Violations();
+    request.requiredTags.forEach((key, index) => {
+      const problem = textProblem(key);
+      if (problem) violations.add(`required_tags[${index}]`, problem);
+    });
+    violations.throwIfAny();
+    const scope = scopeOf(teamId, request);
+    if (scope.empty) return { covered: [], total: [], ratio: 1 };
+    const keys = scope.params.push([...new Set(request.requiredTags)]);
+    const { rows } = await db.query<{ currency: string; covered: number; total: number }>(
+      `SELECT billing_currency AS currency, sum(effective_cost) AS total,
+         coalesce(sum(effective_cost) FILTER (WHERE tags ?& $${keys}::text[] AND NOT EXISTS (
+           SELECT 1 FROM unnest($${keys}::text[]) AS required (key) WHERE tags ->> required.key = '')), 0) AS covered
+       FROM daily_costs WHERE ${scope.where} GROUP BY billing_currency ORDER BY billing_currency`,
+      scope.params,
+    );
+    const covered = rows.map((row) => ({ currency: row.currency, amount: row.covered }));
+    const total = rows.map((row) => ({ currency: row.currency, amount: row.total }));
+    if (rows.length === 0) return { covered, total, ratio: 1 };
+    const reference = rows.reduce((most, row) => (row.total > most.total ? row : most)).currency;
+    const multipliers = await multipliersInto(
+      db,
+      reference,
+      rows.map((row) => row.currency),
+    );
+    let coveredSum = 0;
+    let totalSum = 0;
+    for (const row of rows) {
+      const multiplier = multipliers.get(row.currency) ?? 1;
+      coveredSum += row.covered * multiplier;
+      totalSum += row.total * multiplier;
+    }
+    const ratio = totalSum > 0 ? Math.min(1, Math.max(0, coveredSum / totalSum)) : 1;
+    return { covered, total, ratio: clean(ratio) };
+  }
+
+  return { getSpend, getDailySpend, getTagCoverage };
+}
+
+export type SpendQueries = ReturnType<typeof spendQueries>;

@@ -1,0 +1,192 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, migrationsFrom, type Db } from '@costgov/db';
+import { ValidationError } from '@costgov/errors';
+import { newId } from '@costgov/ids';
+import { freshDb } from '@costgov/testing';
+import path from 'node:path';
+import { spendQueries, type SpendQueries } from '../src/spend/spend';
+
+const teamA = newId('team');
+const teamB = newId('team');
+const conA1 = newId('connection');
+const conA2 = newId('connection');
+const conB = newId('connection');
+
+interface Row {
+  team?: string;
+  connection: string;
+  day: string;
+  currency?: string;
+  effective: number;
+  billed?: number;
+  tags?: Record<string, string>;
+  service?: string;
+}
+
+// Rollup rows as the ingestion writes them; every expectation below is summed from this list.
+const rows: Row[] = [
+  { connection: conA1, day: '2026-03-01', effective: 10.5, tags: { env: 'prod', team: 'web' } },
+  { connection: conA1, day: '2026-03-01', effective: 4.25, tags: { env: 'dev' }, service: 'S3' },
+  { connection: conA1, day: '2026-03-15', effective: 100, billed: 120, tags: { env: 'prod', team: '' } },
+  { connection: conA2, day: '2026-03-31', effective: 7, tags: { env: 'prod', team: 'data' } },
+  { connection: conA2, day: '2026-03-31', currency: 'EUR', effective: 50, tags: { env: 'prod' } },
+  { connection: conA2, day: '2026-03-20', currency: 'JPY', effective: 1000, tags: {} },
+  { connection: conA1, day: '2026-02-28', effective: 1000, tags: { env: 'prod' } }, // before the range
+  { connection: conA1, day: '2026-04-01', effective: 2000, tags: { env: 'prod' } }, // after the range
+  { team: teamB, connection: conB, day: '2026-03-10', effective: 999, tags: { env: 'prod' } },
+];
+
+const march = {
+  from: timestampFromDate(new Date('2026-03-01T00:00:00Z')),
+  to: timestampFromDate(new Date('2026-04-01T00:00:00Z')),
+};
+const both = [conA1, conA2];
+
+const sum = (list: Row[]) => list.reduce((total, row) => total + row.effective, 0);
+const inMarch = (row: Row) => row.day >= '2026-03-01' && row.day < '2026-04-01';
+const ofA = (row: Row) => (row.team ?? teamA) === teamA;
+const currencyOf = (row: Row) => row.currency ?? 'USD';
+
+let db: Db;
+let spend: SpendQueries;
+
+beforeAll(async () => {
+  db = await freshDb('costs');
+  await migrate(db, migrationsFrom(path.join(__dirname, '../src/db/migrations')));
+  for (const row of rows) {
+    await db.query(
+      `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id, tags,
+         billing_currency, billed_cost, effective_cost, records)
+       VALUES ($1, $2, $3, date_trunc('month', $3::date), $4, '', $5, $6, $7, $8, 1)`,
+      [
+        row.team ?? teamA,
+        row.connection,
+        row.day,
+        row.service ?? 'EC2',
+        JSON.stringify(row.tags ?? {}),
+        currencyOf(row),
+        row.billed ?? row.effective,
+        row.effective,
+      ],
+    );
+  }
+  spend = spendQueries({ db });
+});
+
+afterAll(async () => {
+  await db?.close();
+});
+
+describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
+  it('sums EffectiveCost per billing currency over [from, to) and names the last charge day', async () => {
+    const answer = await spend.getSpend(teamA, { connectionIds: both, tags: {}, ...march });
+    const expected = ['EUR', 'JPY', 'USD'].map((currency) => ({
+      currency,
+      amount: sum(rows.filter((row) => ofA(row) && inMarch(row) && currencyOf(row) === currency)),
+    }));
+    expect(answer.byCurrency).toEqual(expected);
+    expect(answer.lastChargeDay).toBe('2026-03-31');
+    expect(answer.unconverted).toEqual([]);
+  });
+
+  it('counts only the given connections, and a day whose start lies in the range', async () => {
+    const answer = await spend.getSpend(teamA, {
+      connectionIds: [conA1],
+      tags: {},
+      from: timestampFromDate(new Date('2026-02-27T12:00:00Z')),
+      to: timestampFromDate(new Date('2026-03-01T00:00:01Z')),
+    });
+    const expected = sum(
+      rows.filter(
+        (row) => row.connection === conA1 && (row.day === '2026-02-28' || row.day === '2026-03-01'),
+      ),
+    );
+    expect(answer.byCurrency).toEqual([{ currency: 'USD', amount: expected }]);
+    expect(answer.lastChargeDay).toBe('2026-03-01');
+  });
+
+  it('narrows to records carrying every given tag', async () => {
+    const answer = await spend.getSpend(teamA, {
+      connectionIds: both,
+      tags: { env: 'prod', team: 'web' },
+      ...march,
+    });
+    expect(answer.byCurrency).toEqual([{ currency: 'USD', amount: 10.5 }]);
+    const prod = await spend.getSpend(teamA, { connectionIds: both, tags: { env: 'prod' }, ...march });
+    const expected = rows.filter(
+      (row) => ofA(row) && inMarch(row) && row.tags?.env === 'prod' && currencyOf(row) === 'USD',
+    );
+    expect(prod.byCurrency.find((c) => c.currency === 'USD')?.amount).toBe(sum(expected));
+  });
+
+  it('never sees another team’s rows, even when asked for its connection', async () => {
+    const answer = await spend.getSpend(teamA, { connectionIds: [conB], tags: {}, ...march });
+    expect(answer).toMatchObject({ byCurrency: [], lastChargeDay: '' });
+    const own = await spend.getSpend(teamB, { connectionIds: [conB, conA1], tags: {}, ...march });
+    expect(own.byCurrency).toEqual([{ currency: 'USD', amount: 999 }]);
+  });
+
+  it('converts with a direct rate or the inverse of the reverse one, and reports currencies without a rate', async () => {
+    await db.query(
+      `INSERT INTO exchange_rates (from_currency, to_currency, rate) VALUES ('EUR', 'USD', 1.25)`,
+    );
+    const usd = await spend.getSpend(teamA, { connectionIds: both, tags: {}, ...march, currency: 'USD' });
+    const usdRows = sum(rows.filter((row) => ofA(row) && inMarch(row) && currencyOf(row) === 'USD'));
+    expect(usd.converted).toBeCloseTo(usdRows + 50 * 1.25, 9);
+    expect(usd.unconverted).toEqual([{ currency: 'JPY', amount: 1000 }]);
+
+    const eur = await spend.getSpend(teamA, { connectionIds: both, tags: {}, ...march, currency: 'EUR' });
+    expect(eur.converted).toBeCloseTo(50 + usdRows / 1.25, 9);
+    expect(eur.unconverted).toEqual([{ currency: 'JPY', amount: 1000 }]);
+
+    // A direct rate wins over the inverse of the reverse one.
+    await db.query(
+      `INSERT INTO exchange_rates (from_currency, to_currency, rate) VALUES ('USD', 'EUR', 0.5)`,
+    );
+    const direct = await spend.getSpend(teamA, { connectionIds: both, tags: {}, ...march, currency: 'EUR' });
+    expect(direct.converted).toBeCloseTo(50 + usdRows * 0.5, 9);
+    await db.query(`DELETE FROM exchange_rates`);
+  });
+
+  it('refuses a currency that is not ISO 4217 and a range that ends before it starts', async () => {
+    await expect(
+      spend.getSpend(teamA, { connectionIds: both, tags: {}, ...march, currency: 'usd' }),
+    ).rejects.toThrow(ValidationError);
+    await expect(
+      spend.getSpend(teamA, { connectionIds: both, tags: {}, from: march.to, to: march.from }),
+    ).rejects.toThrow(ValidationError);
+    await expect(spend.getSpend(teamA, { connectionIds: both, tags: {} })).rejects.toThrow(ValidationError);
+  });
+
+  it('gives spend per day and currency', async () => {
+    const answer = await spend.getDailySpend(teamA, { connectionIds: both, tags: {}, ...march });
+    const keys = [
+      ...new Set(
+        rows.filter((row) => ofA(row) && inMarch(row)).map((row) => `${row.day} ${currencyOf(row)}`),
+      ),
+    ].sort();
+    expect(answer.days.map((d) => `${d.day} ${d.currency}`)).toEqual(keys);
+    const first = answer.days.find((d) => d.day === '2026-03-15');
+    expect(first).toEqual({ day: '2026-03-15', currency: 'USD', effectiveCost: 100, billedCost: 120 });
+  });
+
+  it('measures tag coverage as the share of EffectiveCost carrying every required key with a value', async () => {
+    const usdOnly = await spend.getTagCoverage(teamA, {
+      connectionIds: [conA1],
+      requiredTags: ['env', 'team'],
+      ...march,
+    });
+    // conA1 in March: 10.5 carries both, 4.25 lacks team, 100 has an empty team.
+    expect(usdOnly.covered).toEqual([{ currency: 'USD', amount: 10.5 }]);
+    expect(usdOnly.total).toEqual([{ currency: 'USD', amount: 10.5 + 4.25 + 100 }]);
+    expect(usdOnly.ratio).toBeCloseTo(10.5 / 114.75, 12);
+
+    const none = await spend.getTagCoverage(teamA, {
+      connectionIds: [conB],
+      requiredTags: ['env'],
+      ...march,
+    });
+    expect(none).toEqual({ covered: [], total: [], ratio: 1 });
+  });
+});
