@@ -758,8 +758,8 @@ export const BudgetThresholdCrossedSchema: GenMessage<
 
 /**
  * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved,
- * violations.violation.deleted (removed with its budget; `status` is the status it had, `previous_status`
- * too, so counters of open violations can subtract it).
+ * violations.violation.deleted (removed with its deleted budget; `status` is then `deleted` and
+ * `previous_status` the status it had).
  *
  * @generated from message costgov.events.v1.ViolationChanged
  */
@@ -804,8 +804,8 @@ export type ViolationChanged = Message<'costgov.events.v1.ViolationChanged'> & {
 
 /**
  * violations.violation.created, violations.violation.acknowledged, violations.violation.resolved,
- * violations.violation.deleted (removed with its budget; `status` is the status it had, `previous_status`
- * too, so counters of open violations can subtract it).
+ * violations.violation.deleted (removed with its deleted budget; `status` is then `deleted` and
+ * `previous_status` the status it had).
  *
  * @generated from message costgov.events.v1.ViolationChanged
  */
