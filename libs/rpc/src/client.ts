@@ -1,15 +1,28 @@
+import { once } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
-import { create, type DescMethodUnary, type DescService, type Message } from '@bufbuild/protobuf';
+import {
+  create,
+  type DescMethod,
+  type DescMethodClientStreaming,
+  type DescMethodUnary,
+  type DescService,
+  type Message,
+} from '@bufbuild/protobuf';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import { metadataOf, type CallContext } from './context';
-import { clientConstructorOf } from './definition';
+import { clientConstructorOf, streamEnd } from './definition';
 import { maxMetadataBytes, toDomainError } from './errors';
 
-/** One async function per RPC, named by its localName, rejecting with DomainErrors; plus close(). */
+/**
+ * One async function per RPC, named by its localName, rejecting with DomainErrors; plus close(). A
+ * client-streaming RPC takes its requests as an async iterable, sent as fast as the server reads them.
+ */
 export type RpcClient<S extends DescService> = {
   [K in keyof S['method']]: S['method'][K] extends DescMethodUnary<infer I, infer O>
     ? (request: MessageInitShape<I>, ctx?: CallContext) => Promise<MessageShape<O>>
-    : never;
+    : S['method'][K] extends DescMethodClientStreaming<infer I, infer O>
+      ? (requests: AsyncIterable<MessageInitShape<I>>, ctx?: CallContext) => Promise<MessageShape<O>>
+      : never;
 } & { close(): void };
 
 export interface RpcClientOptions {
@@ -20,6 +33,11 @@ export interface RpcClientOptions {
    * ~100 ms) before it fails with UnavailableError. Default 250 ms.
    */
   reconnectWaitMs?: number;
+  /**
+   * Upper bound of every client-streaming call (an upload may take minutes); a sooner ctx.deadline wins.
+   * Default 1 hour.
+   */
+  streamDeadlineMs?: number;
 }
 
 type UnaryInvoke = (
@@ -28,6 +46,12 @@ type UnaryInvoke = (
   options: grpc.CallOptions,
   callback: grpc.requestCallback<Message>,
 ) => grpc.ClientUnaryCall;
+
+type ClientStreamingInvoke = (
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: grpc.requestCallback<Message>,
+) => grpc.ClientWritableStream<Message>;
 
 const channelOptions: grpc.ChannelOptions = {
   // A channel whose dial failed fails every call until its backoff ends (grpc-js: 1 s growing to 2 min),
@@ -57,6 +81,7 @@ export function createRpcClient<S extends DescService>(
   const Client = clientConstructorOf(service);
   const client = new Client(address, grpc.credentials.createInsecure(), channelOptions);
   const deadlineMs = options.deadlineMs ?? 5_000;
+  const streamDeadlineMs = options.streamDeadlineMs ?? 3_600_000;
   const reconnectWaitMs = options.reconnectWaitMs ?? 250;
   const channel = client.getChannel();
   /** Waits (bounded) for the next dial of a channel in TRANSIENT_FAILURE; any other state needs no wait. */
@@ -68,7 +93,21 @@ export function createRpcClient<S extends DescService>(
         );
   const methods: Record<string, unknown> = {};
   for (const method of service.methods) {
-    if (method.methodKind !== 'unary') continue; // client streaming: not adapted yet
+    if (method.methodKind === 'client_streaming') {
+      const invoke = (client as unknown as Record<string, ClientStreamingInvoke>)[method.localName]!.bind(
+        client,
+      );
+      const deadlineOf = (ctx: CallContext) =>
+        Math.min(Date.now() + streamDeadlineMs, ctx.deadline?.getTime() ?? Infinity);
+      methods[method.localName] = (
+        requests: AsyncIterable<MessageInitShape<DescMethod['input']>>,
+        ctx: CallContext = {},
+      ) =>
+        streamCall(method, invoke, requests, ctx, deadlineOf(ctx), connected).catch((error: unknown) =>
+          Promise.reject(toDomainError(error)),
+        );
+      continue;
+    }
     const invoke = (client as unknown as Record<string, UnaryInvoke>)[method.localName]!.bind(client);
     const call = async (request: MessageInitShape<typeof method.input>, ctx: CallContext) => {
       const deadline = Math.min(Date.now() + deadlineMs, ctx.deadline?.getTime() ?? Infinity);
@@ -94,4 +133,54 @@ export function createRpcClient<S extends DescService>(
   }
   methods.close = () => client.close();
   return methods as RpcClient<S>;
+}
+
+/**
+ * Sends each request as the iterable yields it and resolves with the server's answer. A write the
+ * transport cannot take yet (write() returned false) waits for 'drain', so a slow server slows the
+ * iterable instead of filling memory. Writing stops as soon as the call has an outcome (the server may
+ * answer, or fail, before it read everything); an iterable that throws cancels the call and the call
+ * rejects with that error. The end marker goes last, so the server knows the stream was not cut.
+ */
+async function streamCall(
+  method: DescMethod,
+  invoke: ClientStreamingInvoke,
+  requests: AsyncIterable<MessageInitShape<DescMethod['input']>>,
+  ctx: CallContext,
+  deadline: number,
+  connected: (deadline: number) => Promise<void>,
+): Promise<Message> {
+  await connected(deadline);
+  const ended = new AbortController();
+  let call!: grpc.ClientWritableStream<Message>;
+  const outcome = new Promise<Message>((resolve, reject) => {
+    const metadata = metadataOf(ctx);
+    metadata.setOptions({ waitForReady: false });
+    call = invoke(metadata, { deadline: new Date(deadline) }, (error, response) => {
+      // Runs inside grpc-js's event handling, where a throw would end the process: settle, never throw.
+      ended.abort();
+      if (error || !response) reject(toDomainError(error));
+      else resolve(response);
+    });
+  });
+  outcome.catch(() => undefined); // observed below; a failure while still writing must not go unhandled
+  try {
+    for await (const request of requests) {
+      if (ended.signal.aborted) break; // returning from the loop also tells the iterable to stop
+      if (!call.write(create(method.input, request))) {
+        await once(call, 'drain', { signal: ended.signal }).catch(() => undefined);
+      }
+      if (ended.signal.aborted) break;
+    }
+  } catch (error) {
+    if (!ended.signal.aborted) call.cancel(); // the server sees CANCELLED and stops reading
+    // The server's own failure, when it came first, explains more than the iterable's.
+    if (ended.signal.aborted) await outcome;
+    throw error;
+  }
+  if (!ended.signal.aborted) {
+    call.write(streamEnd); // without it the server takes the stream for a cut one
+    call.end();
+  }
+  return outcome;
 }

@@ -9,6 +9,16 @@ keepByteOrderMarks();
 const definitions = new WeakMap<DescService, ServiceDefinition>();
 const clientConstructors = new WeakMap<DescService, ServiceClientConstructor>();
 
+/**
+ * The last message of every client-streaming call, after the caller's own: cancelling a call from
+ * grpc-js half-closes the HTTP/2 stream before resetting it (node's Http2Stream.close ends the writable
+ * side first), so a server could take a cut stream for a complete one. A stream that ends without this
+ * marker was cut. On the wire it is the single byte 0x00, which is never a valid protobuf message (field
+ * number 0 does not exist), so it cannot be confused with a request.
+ */
+export const streamEnd = Object.freeze({ $typeName: 'costgov.rpc.StreamEnd' }) as unknown as Message;
+const streamEndBytes = Buffer.from([0]);
+
 export const methodPath = (service: DescService, methodName: string): string =>
   `/${service.typeName}/${methodName}`;
 
@@ -27,12 +37,15 @@ export function grpcDefinitionOf(service: DescService): ServiceDefinition {
         `${service.typeName}.${method.name} is a ${method.methodKind} method; @costgov/rpc adapts unary and client-streaming methods only.`,
       );
     }
+    const streaming = method.methodKind === 'client_streaming';
     definition[method.localName] = {
       path: methodPath(service, method.name),
-      requestStream: method.methodKind === 'client_streaming',
+      requestStream: streaming,
       responseStream: false,
-      requestSerialize: serializerOf(method.input),
-      requestDeserialize: deserializerOf(method.input),
+      requestSerialize: streaming ? withStreamEnd(serializerOf(method.input)) : serializerOf(method.input),
+      requestDeserialize: streaming
+        ? withStreamEndDecoded(deserializerOf(method.input))
+        : deserializerOf(method.input),
       responseSerialize: serializerOf(method.output),
       responseDeserialize: deserializerOf(method.output),
     };
@@ -60,4 +73,12 @@ function serializerOf(schema: DescMessage): (message: Message) => Buffer {
 
 function deserializerOf(schema: DescMessage): (bytes: Buffer) => Message {
   return (bytes) => fromBinary(schema, bytes);
+}
+
+function withStreamEnd(serialize: (message: Message) => Buffer): (message: Message) => Buffer {
+  return (message) => (message === streamEnd ? streamEndBytes : serialize(message));
+}
+
+function withStreamEndDecoded(deserialize: (bytes: Buffer) => Message): (bytes: Buffer) => Message {
+  return (bytes) => (bytes.length === 1 && bytes[0] === 0 ? streamEnd : deserialize(bytes));
 }

@@ -2,26 +2,35 @@ import * as grpc from '@grpc/grpc-js';
 import {
   create,
   type DescMethod,
+  type DescMethodClientStreaming,
   type DescMethodUnary,
   type DescService,
   type Message,
 } from '@bufbuild/protobuf';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
-import { DomainError } from '@costgov/errors';
+import { DomainError, UnavailableError } from '@costgov/errors';
 import { withIncomingTrace, withLogContext, type Logger } from '@costgov/log';
 import { contextOf, metadataGetter, type CallContext } from './context';
-import { grpcDefinitionOf, methodPath } from './definition';
+import { grpcDefinitionOf, methodPath, streamEnd } from './definition';
 import { maxMetadataBytes, toGrpcStatus } from './errors';
 import { addHealthService } from './health';
 
-/** A handler per RPC, named by its localName (`createProject`), typed from the descriptor. */
+/**
+ * A handler per RPC, named by its localName (`createProject`), typed from the descriptor. A
+ * client-streaming handler reads its requests as they arrive; a cancelled call (the caller gave up, its
+ * deadline passed) ends that iteration with an UnavailableError.
+ */
 export type ServiceImpl<S extends DescService> = {
   [K in keyof S['method']]: S['method'][K] extends DescMethodUnary<infer I, infer O>
     ? (request: MessageShape<I>, ctx: CallContext) => Promise<MessageInitShape<O>>
-    : never;
+    : S['method'][K] extends DescMethodClientStreaming<infer I, infer O>
+      ? (requests: AsyncIterable<MessageShape<I>>, ctx: CallContext) => Promise<MessageInitShape<O>>
+      : never;
 };
 
-type UnaryHandler = (request: Message, ctx: CallContext) => Promise<MessageInitShape<DescMethod['output']>>;
+type Answer = MessageInitShape<DescMethod['output']>;
+type UnaryHandler = (request: Message, ctx: CallContext) => Promise<Answer>;
+type ClientStreamingHandler = (requests: AsyncIterable<Message>, ctx: CallContext) => Promise<Answer>;
 
 export interface RpcServerDeps {
   logger: Pick<Logger, 'debug' | 'error'>;
@@ -41,11 +50,14 @@ export function createRpcServer({ logger, onCall }: RpcServerDeps) {
       const definition = grpcDefinitionOf(service); // first, so a streaming method is named as the problem
       const handlers: grpc.UntypedServiceImplementation = {};
       for (const method of service.methods) {
-        const handle = (impl as Record<string, UnaryHandler | undefined>)[method.localName];
+        const handle = (impl as Record<string, unknown>)[method.localName];
         if (typeof handle !== 'function') {
           throw new Error(`${service.typeName}: no handler for ${method.localName} (rpc ${method.name}).`);
         }
-        handlers[method.localName] = unaryHandler(method, handle, logger, onCall);
+        handlers[method.localName] =
+          method.methodKind === 'client_streaming'
+            ? clientStreamingHandler(method, handle as ClientStreamingHandler, logger, onCall)
+            : unaryHandler(method, handle as UnaryHandler, logger, onCall);
       }
       server.addService(definition, handlers);
       services.add(service.typeName);
@@ -94,57 +106,99 @@ function unaryHandler(
   logger: RpcServerDeps['logger'],
   onCall: RpcServerDeps['onCall'],
 ): grpc.handleUnaryCall<Message, Message> {
-  const path = methodPath(method.parent, method.name);
-  return (call, callback) => {
-    const started = performance.now();
-    let answered = false;
-    const answer: typeof callback = (...args) => {
-      callback(...args);
-      answered = true; // only once it went through: a callback that threw gets the generic status below
-    };
-    // Whatever one call throws, at any step, ends that call and nothing else: the promise is caught here.
-    serve()
-      .catch((error: unknown) => {
-        logger.error({ err: error, method: path }, 'rpc call failed outside its handler');
-        if (!answered) answer({ code: grpc.status.INTERNAL, details: 'An internal error occurred.' });
-      })
-      .catch(() => undefined); // a logger or callback that throws again has nothing left to tell
+  return (call, callback) =>
+    serveCall(method, call, callback, logger, onCall, (ctx) => handle(call.request, ctx));
+}
 
-    async function serve(): Promise<void> {
-      const ctx = contextOf(call.metadata, call.getDeadline());
-      const inContext = (fn: () => Promise<void>) =>
-        withIncomingTrace(
-          call.metadata,
-          () => withLogContext({ requestId: ctx.requestId, teamId: ctx.teamId }, fn),
-          metadataGetter,
-        );
-      await inContext(async () => {
-        let response: Message | undefined;
-        let failure: grpc.StatusObject | undefined;
-        try {
-          response = create(method.output, await handle(call.request, ctx));
-        } catch (error) {
-          failure = toGrpcStatus(error);
-          if (!(error instanceof DomainError) || error.code === 'internal_error') {
-            logger.error({ err: error, method: path }, 'rpc handler failed');
-          }
-        }
-        if (failure) answer(failure);
-        else answer(null, response);
-        // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
-        const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
-        const elapsed = performance.now() - started;
-        logger.debug(
-          { method: path, code: grpc.status[code], ms: Math.round(elapsed * 10) / 10 },
-          'rpc call',
-        );
-        onCall?.({
-          service: method.parent.typeName,
-          method: method.name,
-          code: grpc.status[code],
-          seconds: elapsed / 1000,
-        });
-      });
+function clientStreamingHandler(
+  method: DescMethod,
+  handle: ClientStreamingHandler,
+  logger: RpcServerDeps['logger'],
+  onCall: RpcServerDeps['onCall'],
+): grpc.handleClientStreamingCall<Message, Message> {
+  return (call, callback) =>
+    serveCall(method, call, callback, logger, onCall, (ctx) => handle(requestsOf(call), ctx));
+}
+
+/**
+ * The requests of a client-streaming call, one at a time: grpc-js reads the next message off the wire
+ * only when the handler asks, so a slow handler slows the sender (HTTP/2 flow control). A stream that
+ * ends without the caller's end marker, or a cancelled call (the caller gave up, went away, its deadline
+ * passed), ends the iteration with an UnavailableError: a handler never takes a cut stream for a whole one.
+ */
+async function* requestsOf(call: grpc.ServerReadableStream<Message, Message>): AsyncGenerator<Message> {
+  let complete = false;
+  try {
+    for await (const request of call) {
+      if (request === streamEnd) complete = true;
+      else if (!complete) yield request as Message;
     }
+  } catch (error) {
+    if (!call.cancelled) throw error;
+  }
+  if (!complete || call.cancelled)
+    throw new UnavailableError('The caller ended the call before sending all of it.');
+}
+
+type Call = { metadata: grpc.Metadata; getDeadline(): grpc.Deadline; cancelled: boolean };
+
+/**
+ * Runs one call's handler in its trace and log context and answers it once. Whatever one call throws, at
+ * any step, ends that call and nothing else: the promise is caught here.
+ */
+function serveCall(
+  method: DescMethod,
+  call: Call,
+  callback: grpc.sendUnaryData<Message>,
+  logger: RpcServerDeps['logger'],
+  onCall: RpcServerDeps['onCall'],
+  run: (ctx: CallContext) => Promise<Answer>,
+): void {
+  const path = methodPath(method.parent, method.name);
+  const started = performance.now();
+  let answered = false;
+  const answer: typeof callback = (...args) => {
+    callback(...args);
+    answered = true; // only once it went through: a callback that threw gets the generic status below
   };
+  serve()
+    .catch((error: unknown) => {
+      logger.error({ err: error, method: path }, 'rpc call failed outside its handler');
+      if (!answered) answer({ code: grpc.status.INTERNAL, details: 'An internal error occurred.' });
+    })
+    .catch(() => undefined); // a logger or callback that throws again has nothing left to tell
+
+  async function serve(): Promise<void> {
+    const ctx = contextOf(call.metadata, call.getDeadline());
+    const inContext = (fn: () => Promise<void>) =>
+      withIncomingTrace(
+        call.metadata,
+        () => withLogContext({ requestId: ctx.requestId, teamId: ctx.teamId }, fn),
+        metadataGetter,
+      );
+    await inContext(async () => {
+      let response: Message | undefined;
+      let failure: grpc.StatusObject | undefined;
+      try {
+        response = create(method.output, await run(ctx));
+      } catch (error) {
+        failure = toGrpcStatus(error);
+        if (!(error instanceof DomainError) || error.code === 'internal_error') {
+          logger.error({ err: error, method: path }, 'rpc handler failed');
+        }
+      }
+      if (failure) answer(failure);
+      else answer(null, response);
+      // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
+      const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
+      const elapsed = performance.now() - started;
+      logger.debug({ method: path, code: grpc.status[code], ms: Math.round(elapsed * 10) / 10 }, 'rpc call');
+      onCall?.({
+        service: method.parent.typeName,
+        method: method.name,
+        code: grpc.status[code],
+        seconds: elapsed / 1000,
+      });
+    });
+  }
 }
