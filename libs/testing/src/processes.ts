@@ -81,10 +81,11 @@ export interface Backends {
   identity: string;
   budgets: string;
   violations: string;
+  costs: string;
 }
 
 /**
- * identity, budgets and violations, each as its own process on free loopback ports: the production
+ * identity, costs, budgets and violations, each as its own process on free loopback ports: the production
  * topology, as the end-to-end tests and the benchmark run it.
  */
 export async function startBackends(
@@ -92,7 +93,9 @@ export async function startBackends(
   procs: Proc[],
   nodeArgs: string[] = [],
 ): Promise<Backends> {
-  const [identity, budgets, violations, ...metrics] = await Promise.all(Array.from({ length: 6 }, freePort));
+  const [identity, budgets, violations, costs, ...metrics] = await Promise.all(
+    Array.from({ length: 8 }, freePort),
+  );
   const { GUARD_BOOTSTRAP_API_KEY, ...shared } = env;
   const service = (name: string, grpcPort: number, metricsPort: number, extra: NodeJS.ProcessEnv = {}) =>
     startProcess(
@@ -103,7 +106,11 @@ export async function startBackends(
     );
   procs.push(
     service('identity', identity!, metrics[0]!, { GUARD_BOOTSTRAP_API_KEY }),
-    service('budgets', budgets!, metrics[1]!, { IDENTITY_ADDR: `127.0.0.1:${identity}` }),
+    service('costs', costs!, metrics[3]!),
+    service('budgets', budgets!, metrics[1]!, {
+      IDENTITY_ADDR: `127.0.0.1:${identity}`,
+      COSTS_ADDR: `127.0.0.1:${costs}`,
+    }),
     service('violations', violations!, metrics[2]!),
   );
   return {
@@ -111,6 +118,7 @@ export async function startBackends(
     identity: `127.0.0.1:${identity}`,
     budgets: `127.0.0.1:${budgets}`,
     violations: `127.0.0.1:${violations}`,
+    costs: `127.0.0.1:${costs}`,
   };
 }
 
@@ -141,6 +149,7 @@ export async function startGatewayProcess(
       IDENTITY_ADDR: backends.identity,
       BUDGETS_ADDR: backends.budgets,
       VIOLATIONS_ADDR: backends.violations,
+      COSTS_ADDR: backends.costs,
       ...env,
     },
     nodeArgs,
