@@ -3,9 +3,10 @@ import type { budgets, costs, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
-import type { RateLimiter } from '@costgov/ratelimit';
+import { createMemoryIdempotencyStore, type IdempotencyStore, type RateLimiter } from '@costgov/ratelimit';
 import { accessLog } from './http/access-log';
 import { requireGuardScopes, type Authenticator } from './http/auth';
+import { idempotency } from './http/idempotency';
 import { jsonBody } from './http/body';
 import { errorHandler, notFound } from './http/errors';
 import { rateLimit } from './http/rate-limit';
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   draining: () => boolean;
   auth: Authenticator;
   limiter: RateLimiter;
+  /** Where Idempotency-Key answers are kept (default: this process's memory). */
+  idempotency?: IdempotencyStore;
 }
 
 export function createGatewayApp(deps: GatewayDeps): Express {
@@ -75,6 +78,8 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(jsonBody);
   app.use('/v1', textRule('guard'));
   app.use('/scim/v2', textRule('scim'));
+  // After authentication (keys are per team) and the body parser (the body is part of the fingerprint).
+  app.use('/v1/guard', idempotency(deps.idempotency ?? createMemoryIdempotencyStore()));
   // Each Guard route validates against its operation in the document, compiled once here. SCIM
   // documents are validated by identity, which owns them.
   const validate = requestValidators(deps.openapi);

@@ -56,6 +56,14 @@ export const gatewayConfig = baseConfig
     BODY_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
     /** Time allowed for a whole request to arrive (node's requestTimeout); must stay under the lease TTL. */
     REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(45_000),
+    /** How long the answer to a POST with an Idempotency-Key is kept for replay (24 h, as Stripe). */
+    IDEMPOTENCY_TTL_MS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(24 * 60 * 60 * 1000),
+    /** How long a key stays locked by a request that never finishes (a gateway that died mid-way). */
+    IDEMPOTENCY_LOCK_TTL_MS: z.coerce.number().int().positive().default(60_000),
   })
   .refine(
     // A request still arriving when its concurrency slot expires would run beside a replacement.
@@ -64,6 +72,11 @@ export const gatewayConfig = baseConfig
       path: ['REQUEST_TIMEOUT_MS'],
       message: 'REQUEST_TIMEOUT_MS and BODY_TIMEOUT_MS must be below RATE_LIMIT_LEASE_TTL_MS',
     },
+  )
+  .refine(
+    // A lock expiring while its backend call still runs would let a retry run the operation a second time.
+    (c) => c.IDEMPOTENCY_LOCK_TTL_MS > c.RPC_DEADLINE_MS,
+    { path: ['IDEMPOTENCY_LOCK_TTL_MS'], message: 'IDEMPOTENCY_LOCK_TTL_MS must be above RPC_DEADLINE_MS' },
   );
 
 export type GatewayConfig = z.infer<typeof gatewayConfig>;

@@ -9,6 +9,7 @@ import { createGatewayApp } from './app';
 import { drainMsOf } from '@costgov/config';
 import type { GatewayConfig } from './config';
 import { authenticator } from './http/auth';
+import { createIdempotencyStore } from './idempotency-store';
 import { createLimiter } from './limiter';
 import { loadOpenApiDocument } from './openapi/document';
 import { listenForRevocations } from './revocations';
@@ -58,6 +59,7 @@ export async function startGateway(
     costs: config.COSTS_ADDR,
   };
   const limiter = await createLimiter(config, logger);
+  const idempotencyStore = await createIdempotencyStore(config, logger);
   const auth = authenticator({
     identityClient,
     maxTtlMs: config.AUTH_CACHE_TTL_MS,
@@ -80,6 +82,7 @@ export async function startGateway(
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,
     auth,
     limiter,
+    idempotency: idempotencyStore,
     draining: () => draining,
     backendsReady: () => backendStates(backends),
   });
@@ -99,6 +102,7 @@ export async function startGateway(
     await listen(server, config.PORT, config.HOST);
   } catch (error) {
     await limiter.close();
+    await idempotencyStore.close();
     closeClients();
     throw error;
   }
@@ -128,6 +132,7 @@ export async function startGateway(
     clearTimeout(timer);
     await revocations?.stop();
     await limiter.close();
+    await idempotencyStore.close();
     closeClients();
     logger.info('gateway stopped');
   }

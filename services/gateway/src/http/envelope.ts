@@ -1,13 +1,21 @@
 import type { Request, Response } from 'express';
 import { httpStatusOf, type DomainError, type ErrorCode, type FieldViolation } from '@costgov/errors';
 
+/** Codes only the gateway answers (no backend raises them), beside the domain's. */
+export type GatewayErrorCode = 'idempotency_key_reused';
+
+const statusOf: Record<ErrorCode | GatewayErrorCode, number> = {
+  ...httpStatusOf,
+  idempotency_key_reused: 422,
+};
+
 /** The spec's error body: `{"error": {"code", "message", "details": [{field, message}]}}`. */
 export function sendError(
   res: Response,
-  code: ErrorCode,
+  code: ErrorCode | GatewayErrorCode,
   message: string,
   details: FieldViolation[] = [],
-  status: number = httpStatusOf[code],
+  status: number = statusOf[code],
 ): void {
   sendJson(res, status, { error: { code, message, details } });
 }
