@@ -19,7 +19,7 @@ async function main() {
   const modules = [
     identityModule(),
     costsModule(),
-    budgetsModule({ identityAddress: 'unused:0' }),
+    budgetsModule({ identityAddress: 'unused:0', costsAddress: 'unused:0' }),
     violationsModule(),
   ];
   for (const module of modules) {

@@ -53,9 +53,13 @@ export async function startSystem(
     at(config.IDENTITY_ADDR),
   );
   const costs = await startService(costsModule(), at(config.COSTS_ADDR));
-  // Budgets checks approvers with identity where identity really listens (its port may be a free one).
+  // Budgets asks identity (approvers) and costs (connections, spend) where they really listen (ports may be free ones).
   const budgets = await startService(
-    budgetsModule({ identityAddress: `127.0.0.1:${identity.port}`, rpcDeadlineMs: config.RPC_DEADLINE_MS }),
+    budgetsModule({
+      identityAddress: `127.0.0.1:${identity.port}`,
+      costsAddress: `127.0.0.1:${costs.port}`,
+      rpcDeadlineMs: config.RPC_DEADLINE_MS,
+    }),
     at(config.BUDGETS_ADDR),
   );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));

@@ -4,4 +4,8 @@ import { baseConfig, z } from '@costgov/config';
 export const budgetsConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
   /** identity's gRPC address: project approvers are checked against the team's users there. */
   IDENTITY_ADDR: z.string().min(1).default('127.0.0.1:50051'),
+  /** costs' gRPC address: project connections are checked and budget spend is read there. */
+  COSTS_ADDR: z.string().min(1).default('127.0.0.1:50054'),
+  /** How often budgets left to evaluate are evaluated and period boundaries noticed. */
+  BUDGET_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
 });

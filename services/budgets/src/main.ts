@@ -6,6 +6,11 @@ import { budgetsModule } from './module';
 
 const config = loadConfigOrExit(budgetsConfig);
 void runStandalone(
-  budgetsModule({ identityAddress: config.IDENTITY_ADDR, rpcDeadlineMs: config.RPC_DEADLINE_MS }),
+  budgetsModule({
+    identityAddress: config.IDENTITY_ADDR,
+    costsAddress: config.COSTS_ADDR,
+    rpcDeadlineMs: config.RPC_DEADLINE_MS,
+    evaluationIntervalMs: config.BUDGET_EVALUATION_INTERVAL_MS,
+  }),
   { grpcPort: 50052 },
 );

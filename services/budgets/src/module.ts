@@ -1,38 +1,74 @@
 import path from 'node:path';
-import { budgets, identity } from '@costgov/contracts';
+import { budgets, costs, identity } from '@costgov/contracts';
 import { migrationsFrom } from '@costgov/db';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import type { ServiceModule } from '@costgov/runtime';
+import { budgetsFactory } from './budgets/budgets';
+import { budgetEvaluator } from './budgets/evaluator';
+import { evaluateAfterCostChange, spendChangingEvents } from './budgets/ingested';
+import { budgetsRpc } from './budgets/rpc';
+import { spendOverRpc, type SpendSource } from './budgets/spend';
 import { projectsFactory } from './projects/projects';
 import { projectsRpc } from './projects/rpc';
+import { teamConnectionsOverRpc, type TeamConnections } from './projects/team-connections';
 import { teamUsersOverRpc, type TeamUsers } from './projects/team-users';
-import { countViolationChange, violationEventTypes } from './projects/violation-counts';
 
-/** Where budgets finds the team's users: identity at an address, or (tests) a stand-in. */
-export type BudgetsOptions = { identityAddress: string; rpcDeadlineMs?: number } | { teamUsers: TeamUsers };
+/**
+ * Where budgets finds the team's users (identity) and connections and spend (costs): services at
+ * addresses, or (tests) stand-ins. `evaluationIntervalMs` is how often the sweep evaluates budgets left
+ * to evaluate and notices period boundaries (default one minute).
+ */
+export type BudgetsOptions = (
+  | { identityAddress: string; costsAddress: string; rpcDeadlineMs?: number }
+  | { teamUsers: TeamUsers; teamConnections: TeamConnections; spendSource: SpendSource }
+) & { evaluationIntervalMs?: number };
 
 export function budgetsModule(options: BudgetsOptions): ServiceModule {
   return {
     name: 'budgets',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, outbox, newId, now, consume }) {
-      let identityClient: RpcClient<typeof identity.IdentityService> | undefined;
+    async start({ db, rpc, outbox, newId, now, logger, consume }) {
+      const clients: Array<{ close(): void }> = [];
       let teamUsers: TeamUsers;
-      if ('teamUsers' in options) teamUsers = options.teamUsers;
+      let teamConnections: TeamConnections;
+      let spendSource: SpendSource;
+      if ('teamUsers' in options) ({ teamUsers, teamConnections, spendSource } = options);
       else {
-        identityClient = createRpcClient(identity.IdentityService, options.identityAddress, {
-          deadlineMs: options.rpcDeadlineMs,
-        });
+        const deadline = { deadlineMs: options.rpcDeadlineMs };
+        const identityClient: RpcClient<typeof identity.IdentityService> = createRpcClient(
+          identity.IdentityService,
+          options.identityAddress,
+          deadline,
+        );
+        const connectionsClient = createRpcClient(costs.ConnectionsService, options.costsAddress, deadline);
+        const costDataClient = createRpcClient(costs.CostDataService, options.costsAddress, deadline);
+        clients.push(identityClient, connectionsClient, costDataClient);
         teamUsers = teamUsersOverRpc(identityClient);
+        teamConnections = teamConnectionsOverRpc(connectionsClient);
+        spendSource = spendOverRpc(costDataClient);
       }
-      const projects = projectsFactory({ db, outbox, newId, now, teamUsers });
-      rpc.add(budgets.ProjectsService, projectsRpc(projects));
-      await consume({
-        durable: 'budgets_violation_counts',
-        types: violationEventTypes,
-        handler: countViolationChange,
+      const evaluator = budgetEvaluator({ db, outbox, now, spendSource, logger });
+      const projects = projectsFactory({
+        db,
+        outbox,
+        newId,
+        now,
+        teamUsers,
+        teamConnections,
+        onSpendInputsChanged: evaluator.sweepSoon,
       });
-      return async () => identityClient?.close();
+      rpc.add(budgets.ProjectsService, projectsRpc(projects));
+      rpc.add(budgets.BudgetsService, budgetsRpc(budgetsFactory({ db, outbox, newId, now, evaluator })));
+      await consume({
+        durable: 'budgets_spend_changed',
+        types: spendChangingEvents,
+        handler: (tx, event) => evaluateAfterCostChange(tx, event, evaluator),
+      });
+      evaluator.start(options.evaluationIntervalMs ?? 60_000);
+      return async () => {
+        await evaluator.stop();
+        for (const client of clients) client.close();
+      };
     },
   };
 }

@@ -16,6 +16,8 @@ import { startService, type RunningService } from '@costgov/runtime';
 import { eventually, freePort, freshDb, testBus } from '@costgov/testing';
 import { budgetsModule } from '../src/module';
 import type { TeamUsers } from '../src/projects/team-users';
+import type { TeamConnections } from '../src/projects/team-connections';
+import type { SpendSource } from '../src/budgets/spend';
 
 const logger = createLogger('test', 'silent');
 const teamA = newId('team');
@@ -42,6 +44,21 @@ const userOf = (team: { teamId: string }) => {
   return id;
 };
 
+/** Costs stand-in: a connection id is the team's unless registered to another team; costs may be down. */
+const connectionTeams = new Map<string, string>();
+let costsDown = false;
+const teamConnections: TeamConnections = {
+  async missingIds(teamId, ids) {
+    if (costsDown) throw new UnavailableError();
+    return new Set(ids.filter((id) => (connectionTeams.get(id) ?? teamId) !== teamId));
+  },
+};
+const spendSource: SpendSource = {
+  async spendOf() {
+    return { converted: 0, unconverted: [], lastChargeDay: null };
+  },
+};
+
 let service: RunningService;
 let client: RpcClient<typeof budgets.ProjectsService>;
 let bus: Awaited<ReturnType<typeof testBus>>;
@@ -50,7 +67,7 @@ const received: CloudEvent[] = [];
 beforeAll(async () => {
   bus = await testBus(logger);
   const db = await freshDb('budgets');
-  service = await startService(budgetsModule({ teamUsers }), {
+  service = await startService(budgetsModule({ teamUsers, teamConnections, spendSource }), {
     logger,
     bus,
     openDb: async () => db,
@@ -258,17 +275,64 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
     });
   });
 
+  describe('connections checked against costs', () => {
+    it('refuses a connection of another team or unknown to costs, naming its index, and stores nothing', async () => {
+      const foreign = newId('connection');
+      connectionTeams.set(foreign, teamB);
+      const error = await client
+        .createProject({ name: 'foreign-connection', connectionIds: [newId('connection'), foreign] }, asA)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).details).toEqual([
+        { field: 'connection_ids[1]', message: `'${foreign}' is not a connection of this team` },
+      ]);
+      const { projects } = await client.listProjects({}, asA);
+      expect(projects.map((p) => p.name)).not.toContain('foreign-connection');
+    });
+
+    it('checks connection_ids on PATCH, and leaves the project as it was when one is unknown', async () => {
+      const project = await client.createProject({ name: 'patched-connections' }, asA);
+      const foreign = newId('connection');
+      connectionTeams.set(foreign, teamB);
+      await expect(
+        client.updateProject({ id: project.id, connectionIds: { values: [foreign] } }, asA),
+      ).rejects.toBeInstanceOf(ValidationError);
+      expect((await client.getProject({ id: project.id }, asA)).connectionIds).toEqual([]);
+    });
+
+    it('answers UNAVAILABLE when costs is down and connections are sent, and does not ask it otherwise', async () => {
+      costsDown = true;
+      try {
+        await expect(
+          client.createProject({ name: 'costs-down', connectionIds: [newId('connection')] }, asA),
+        ).rejects.toBeInstanceOf(UnavailableError);
+        await expect(client.createProject({ name: 'costs-down-no-connections' }, asA)).resolves.toMatchObject(
+          { name: 'costs-down-no-connections' },
+        );
+      } finally {
+        costsDown = false;
+      }
+    });
+  });
+
   describe('identity unreachable over gRPC', () => {
     it('answers UNAVAILABLE (the gateway says 503) to rules it cannot check, and serves the rest', async () => {
       const db = await freshDb('budgets');
       const alone = await startService(
-        budgetsModule({ identityAddress: `127.0.0.1:${await freePort()}`, rpcDeadlineMs: 2000 }),
+        budgetsModule({
+          identityAddress: `127.0.0.1:${await freePort()}`,
+          costsAddress: `127.0.0.1:${await freePort()}`,
+          rpcDeadlineMs: 2000,
+        }),
         { logger, bus, openDb: async () => db, dataDir: 'memory', grpcAddress: '127.0.0.1:0' },
       );
       const aloneClient = createRpcClient(budgets.ProjectsService, `127.0.0.1:${alone.port}`);
       try {
         await expect(
           aloneClient.createProject({ name: 'unchecked', approvalRules: { approvers: [newUuid()] } }, asA),
+        ).rejects.toBeInstanceOf(UnavailableError);
+        await expect(
+          aloneClient.createProject({ name: 'unchecked', connectionIds: [newId('connection')] }, asA),
         ).rejects.toBeInstanceOf(UnavailableError);
         await expect(aloneClient.createProject({ name: 'no-rules' }, asA)).resolves.toMatchObject({
           name: 'no-rules',

@@ -4,14 +4,17 @@ import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable }
 import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Outbox } from '@costgov/runtime';
+import type { TeamConnections } from './team-connections';
 import type { TeamUsers } from './team-users';
 import {
   checkApprovalRules,
   checkApproversKnown,
   checkConnectionIds,
+  checkConnectionsKnown,
   checkName,
   checkStatus,
   maxApprovers,
+  maxConnections,
   projectStatuses,
   wellFormedApprovers,
   type ApprovalRules,
@@ -96,7 +99,7 @@ const selectProjectDetail = `SELECT p.*, s.budget_count, s.budgets
       coalesce(json_agg(json_build_object(
         'id', b.id, 'name', b.name, 'amount', b.amount, 'currency', b.currency, 'period', b.period,
         'status', b.status,
-        'percentageUsed', CASE WHEN b.amount > 0 THEN round(b.current_spend / b.amount * 100, 2) ELSE 0 END
+        'percentageUsed', b.percentage_used
       ) ORDER BY b.created_at, b.id), '[]') AS budgets
     FROM budgets b WHERE b.team_id = p.team_id AND b.project_id = p.id) s
   WHERE p.team_id = $1 AND p.id = $2`;
@@ -135,12 +138,17 @@ export function projectsFactory({
   newId,
   now,
   teamUsers,
+  teamConnections,
+  onSpendInputsChanged = () => undefined,
 }: {
   db: Db;
   outbox: Outbox;
   newId: IdGenerator;
   now: () => Date;
   teamUsers: TeamUsers;
+  teamConnections: TeamConnections;
+  /** Called after a change that alters what the project's budgets count (their connections). */
+  onSpendInputsChanged?: () => void;
 }) {
   /**
    * Every approver must be an active user of the team, which identity knows: asked after the local
@@ -150,6 +158,16 @@ export function projectsFactory({
     const asked = [...new Set(wellFormedApprovers(rules.approvers))];
     if (asked.length === 0 || rules.approvers.length > maxApprovers) return; // too many: already refused
     checkApproversKnown(violations, rules.approvers, await teamUsers.activeUserIds(teamId, asked));
+  }
+
+  /**
+   * Every connection must be one of the team's, which costs knows: asked after the local checks so one
+   * answer carries every field error. Costs down rejects with UnavailableError (503).
+   */
+  async function checkConnections(violations: Violations, teamId: string, ids: string[]) {
+    const asked = [...new Set(ids.filter((id) => looksLikeId('connection', id)))];
+    if (asked.length === 0 || ids.length > maxConnections) return; // too many: already refused
+    checkConnectionsKnown(violations, ids, await teamConnections.missingIds(teamId, asked));
   }
 
   async function publishChange(
@@ -189,6 +207,7 @@ export function projectsFactory({
     const connectionIds = checkConnectionIds(violations, input.connectionIds ?? []);
     const approvalRules = input.approvalRules ? checkApprovalRules(violations, input.approvalRules) : null;
     if (input.approvalRules) await checkApprovers(violations, teamId, input.approvalRules);
+    await checkConnections(violations, teamId, input.connectionIds ?? []);
     violations.throwIfAny();
     try {
       return await db.transaction(async (tx) => {
@@ -259,9 +278,11 @@ export function projectsFactory({
     const connectionIds = input.connectionIds && checkConnectionIds(violations, input.connectionIds);
     const approvalRules = input.approvalRules && checkApprovalRules(violations, input.approvalRules);
     if (input.approvalRules) await checkApprovers(violations, teamId, input.approvalRules);
+    if (input.connectionIds) await checkConnections(violations, teamId, input.connectionIds);
     violations.throwIfAny();
+    let connectionsChanged = false;
     try {
-      return await db.transaction(async (tx) => {
+      const updated = await db.transaction(async (tx) => {
         const current = await find(tx, teamId, id, true);
         const next: Project = {
           ...current,
@@ -289,8 +310,19 @@ export function projectsFactory({
         );
         const updated = { ...next, updatedAt: rows[0]!.updated_at };
         await publishChange(tx, 'updated', updated, changed.map(snakeCase));
+        connectionsChanged = changed.includes('connectionIds');
+        if (connectionsChanged) {
+          // Locked in id order, as every evaluation locks budgets, so the two cannot deadlock.
+          await tx.query(
+            `UPDATE budgets SET needs_evaluation = true WHERE id IN (
+               SELECT id FROM budgets WHERE team_id = $1 AND project_id = $2 ORDER BY id FOR UPDATE)`,
+            [teamId, id],
+          );
+        }
         return updated;
       });
+      if (connectionsChanged) onSpendInputsChanged();
+      return updated;
     } catch (error) {
       if (isUniqueViolation(error) && name !== undefined) throw duplicateName(name);
       throw error;

@@ -99,6 +99,17 @@ export function checkApproversKnown(violations: Violations, approvers: string[],
   );
 }
 
+/** Records each well-formed connection id that costs reported missing (`missing`), by its index. */
+export function checkConnectionsKnown(violations: Violations, ids: string[], missing: Set<string>): void {
+  ids.forEach((id, index) =>
+    violations.check(
+      !(looksLikeId('connection', id) && missing.has(id)),
+      `connection_ids[${index}]`,
+      `'${id}' is not a connection of this team`,
+    ),
+  );
+}
+
 export function checkStatus(violations: Violations, status: string): ProjectStatus {
   violations.check(
     (projectStatuses as readonly string[]).includes(status),

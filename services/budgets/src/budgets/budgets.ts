@@ -1,0 +1,349 @@
+import { create } from '@bufbuild/protobuf';
+import { events } from '@costgov/contracts';
+import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
+import { looksLikeId, type IdGenerator } from '@costgov/ids';
+import type { Outbox } from '@costgov/runtime';
+import type { Threshold } from './evaluation';
+import type { BudgetEvaluator } from './evaluator';
+import { percentageUsed, periodOf, type BudgetPeriod } from './period';
+import { budgetColumns, storedThresholds, toBudget, type Budget, type BudgetRow } from './record';
+import {
+  budgetSortFields,
+  budgetStatuses,
+  checkAmount,
+  checkCurrency,
+  checkName,
+  checkPeriod,
+  checkSettableStatus,
+  checkTags,
+  checkThresholds,
+  defaultPeriod,
+  defaultThresholds,
+  type BudgetSortField,
+} from './validation';
+
+export interface CreateBudgetInput {
+  projectId: string;
+  name: string;
+  amount: number;
+  currency: string;
+  /** Absent or empty: monthly. */
+  period?: string;
+  /** Absent or empty: 50, 80 and 100 %. */
+  thresholds?: number[];
+  tags?: Record<string, string>;
+}
+
+export interface UpdateBudgetInput {
+  name?: string;
+  amount?: number;
+  currency?: string;
+  period?: string;
+  thresholds?: number[];
+  tags?: Record<string, string>;
+  status?: string;
+}
+
+export interface ListBudgetsInput {
+  projectId?: string;
+  status?: string;
+  sort?: { field: string; descending: boolean };
+  page?: number;
+  perPage?: number;
+}
+
+const sortColumns: Record<BudgetSortField, string> = {
+  amount: 'b.amount',
+  // Case-insensitive and by code point, the same on Postgres and PGlite whatever their locale.
+  name: 'lower(b.name) COLLATE "C"',
+  created_at: 'b.created_at',
+  current_spend: 'b.current_spend',
+  percentage_used: 'b.percentage_used',
+};
+
+/** Fields whose change alters the spend counted or how it is judged. */
+const spendFields = new Set(['amount', 'currency', 'period', 'thresholds', 'tags', 'status']);
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
+const duplicateName = (name: string) =>
+  new ConflictError(`A budget named '${name}' already exists in this project.`, [
+    { field: 'name', message: 'is taken' },
+  ]);
+
+/** An id that cannot be a budget's is not found, without a query. */
+function checkBudgetId(id: string): void {
+  if (!looksLikeId('budget', id)) throw new NotFoundError('Budget', id);
+}
+
+export function budgetsFactory({
+  db,
+  outbox,
+  newId,
+  now,
+  evaluator,
+}: {
+  db: Db;
+  outbox: Outbox;
+  newId: IdGenerator;
+  now: () => Date;
+  evaluator: BudgetEvaluator;
+}) {
+  async function publishChange(
+    tx: Queryable,
+    type: 'created' | 'updated' | 'deleted',
+    budget: Pick<
+      BudgetRow,
+      'id' | 'team_id' | 'project_id' | 'name' | 'amount' | 'currency' | 'period' | 'status'
+    >,
+    changedFields: string[] = [],
+  ) {
+    await outbox.addMessage(tx, {
+      type: `budgets.budget.${type}`,
+      subject: budget.id,
+      schema: events.BudgetChangedSchema,
+      message: create(events.BudgetChangedSchema, {
+        budgetId: budget.id,
+        teamId: budget.team_id,
+        projectId: budget.project_id,
+        name: budget.name,
+        amount: budget.amount,
+        currency: budget.currency,
+        period: budget.period,
+        status: budget.status,
+        changedFields,
+      }),
+    });
+  }
+
+  async function findRow(tx: Queryable, teamId: string, id: string, lock = false): Promise<BudgetRow> {
+    checkBudgetId(id);
+    const { rows } = await tx.query<BudgetRow>(
+      `SELECT ${budgetColumns} FROM budgets b WHERE b.team_id = $1 AND b.id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [teamId, id],
+    );
+    if (!rows[0]) throw new NotFoundError('Budget', id);
+    return rows[0];
+  }
+
+  async function getBudget(teamId: string, id: string): Promise<Budget> {
+    return toBudget(await findRow(db, teamId, id), now());
+  }
+
+  /**
+   * Stores the budget and evaluates it at once, so the answer already shows its spend (and may say
+   * `breached`). With costs down the budget is still created, with no spend yet, and evaluated later.
+   */
+  async function createBudget(teamId: string, input: CreateBudgetInput): Promise<Budget> {
+    const violations = new Violations();
+    violations.check(input.projectId.trim().length > 0, 'project_id', 'is required');
+    const name = checkName(violations, input.name);
+    const amount = checkAmount(violations, input.amount);
+    const currency = checkCurrency(violations, input.currency);
+    const period = input.period ? checkPeriod(violations, input.period) : defaultPeriod;
+    const thresholds = input.thresholds?.length
+      ? checkThresholds(violations, input.thresholds)
+      : defaultThresholds;
+    const tags = checkTags(violations, input.tags ?? {});
+    violations.throwIfAny();
+    const id = newId('budget');
+    try {
+      await db.transaction(async (tx) => {
+        if (!looksLikeId('project', input.projectId)) throw new NotFoundError('Project', input.projectId);
+        // FOR SHARE: the project cannot be archived or deleted until this budget is in.
+        const { rows } = await tx.query<{ status: string }>(
+          'SELECT status FROM projects WHERE team_id = $1 AND id = $2 FOR SHARE',
+          [teamId, input.projectId],
+        );
+        if (!rows[0]) throw new NotFoundError('Project', input.projectId);
+        if (rows[0].status === 'archived') {
+          throw new ConflictError(`Project '${input.projectId}' is archived and accepts no new budgets.`, [
+            { field: 'project_id', message: 'is archived' },
+          ]);
+        }
+        const at = now();
+        const row = {
+          id,
+          team_id: teamId,
+          project_id: input.projectId,
+          name,
+          amount,
+          currency,
+          period,
+          status: 'active' as const,
+        };
+        await tx.query(
+          `INSERT INTO budgets (id, team_id, project_id, name, amount, currency, period, thresholds, tags,
+             period_start, needs_evaluation, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, true, $11, $11)`,
+          [
+            id,
+            teamId,
+            input.projectId,
+            name,
+            amount,
+            currency,
+            period,
+            storedThresholds(thresholds.map((percentage) => ({ percentage, notifiedAt: null }))),
+            JSON.stringify(tags),
+            periodOf(period, at).start,
+            at,
+          ],
+        );
+        await publishChange(tx, 'created', row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicateName(name);
+      throw error;
+    }
+    await evaluator.evaluateBudget(id);
+    return getBudget(teamId, id);
+  }
+
+  async function listBudgets(
+    teamId: string,
+    input: ListBudgetsInput,
+  ): Promise<{ budgets: Budget[]; meta: PageMeta }> {
+    const page = pageOf(input);
+    if (input.status !== undefined && !(budgetStatuses as readonly string[]).includes(input.status)) {
+      throw new BadRequestError(`Unknown status '${input.status}'.`, [
+        { field: 'status', message: `must be one of ${budgetStatuses.join(', ')}` },
+      ]);
+    }
+    const projectProblem = input.projectId === undefined ? undefined : textProblem(input.projectId);
+    if (projectProblem) {
+      throw new BadRequestError('The project_id filter is not acceptable text.', [
+        { field: 'project_id', message: projectProblem },
+      ]);
+    }
+    const sortField = input.sort?.field || 'created_at';
+    if (!(budgetSortFields as readonly string[]).includes(sortField)) {
+      throw new BadRequestError(`Budgets cannot be sorted by '${sortField}'.`, [
+        {
+          field: 'sort',
+          message: `must be one of ${budgetSortFields.join(', ')}, optionally with a leading -`,
+        },
+      ]);
+    }
+    const descending = input.sort?.field ? input.sort.descending : true;
+    const direction = descending ? 'DESC' : 'ASC';
+    const where = ['b.team_id = $1'];
+    const params: unknown[] = [teamId];
+    if (input.status !== undefined) where.push(`b.status = $${params.push(input.status)}`);
+    if (input.projectId !== undefined) where.push(`b.project_id = $${params.push(input.projectId)}`);
+    const filter = where.join(' AND ');
+    const { limit, offset } = limitOffset(page);
+    const [count, list] = await Promise.all([
+      db.query<{ n: number }>(`SELECT count(*)::int AS n FROM budgets b WHERE ${filter}`, params),
+      db.query<BudgetRow>(
+        `SELECT ${budgetColumns} FROM budgets b WHERE ${filter}
+         ORDER BY ${sortColumns[sortField as BudgetSortField]} ${direction}, b.id ${direction}
+         LIMIT ${limit} OFFSET ${offset}`,
+        params,
+      ),
+    ]);
+    const at = now();
+    return { budgets: list.rows.map((row) => toBudget(row, at)), meta: pageMeta(page, count.rows[0]!.n) };
+  }
+
+  /**
+   * Changes the fields given. `status` only archives (no more evaluation) or restores (`active`: the
+   * evaluation decides whether it is breached). A new `period` starts its thresholds afresh; thresholds
+   * kept across a change keep their notified time. Raising the amount above spend makes a breached
+   * budget active at once, even before the evaluation that follows.
+   */
+  async function updateBudget(teamId: string, id: string, input: UpdateBudgetInput): Promise<Budget> {
+    const violations = new Violations();
+    const name = input.name === undefined ? undefined : checkName(violations, input.name);
+    const amount = input.amount === undefined ? undefined : checkAmount(violations, input.amount);
+    const currency = input.currency === undefined ? undefined : checkCurrency(violations, input.currency);
+    const period = input.period === undefined ? undefined : checkPeriod(violations, input.period);
+    const thresholds = input.thresholds && checkThresholds(violations, input.thresholds);
+    const tags = input.tags && checkTags(violations, input.tags);
+    const status = input.status === undefined ? undefined : checkSettableStatus(violations, input.status);
+    violations.throwIfAny();
+    let evaluate = false;
+    try {
+      await db.transaction(async (tx) => {
+        const current = await findRow(tx, teamId, id, true);
+        const currentThresholds = toBudget(current, now()).thresholds;
+        const next = {
+          name: name ?? current.name,
+          amount: amount ?? current.amount,
+          currency: currency ?? current.currency,
+          period: (period ?? current.period) as BudgetPeriod,
+          thresholds: thresholds ?? currentThresholds.map((t) => t.percentage),
+          tags: tags ?? current.tags,
+          status:
+            status === 'archived'
+              ? 'archived'
+              : status === 'active' && current.status === 'archived'
+                ? 'active'
+                : current.status,
+        };
+        const changed = (
+          ['name', 'amount', 'currency', 'period', 'thresholds', 'tags', 'status'] as const
+        ).filter(
+          (field) =>
+            JSON.stringify(
+              field === 'thresholds' ? currentThresholds.map((t) => t.percentage) : current[field],
+            ) !== JSON.stringify(next[field]),
+        );
+        if (changed.length === 0) return;
+        const newPeriod = next.period !== current.period;
+        const notified = new Map(currentThresholds.map((t) => [t.percentage, t.notifiedAt]));
+        const nextThresholds: Threshold[] = next.thresholds.map((percentage) => ({
+          percentage,
+          notifiedAt: newPeriod ? null : (notified.get(percentage) ?? null),
+        }));
+        const used = percentageUsed(current.current_spend, next.amount);
+        const nextStatus = next.status === 'breached' && used < 100 ? 'active' : next.status;
+        evaluate = changed.some((field) => spendFields.has(field)) && nextStatus !== 'archived';
+        await tx.query(
+          `UPDATE budgets SET name = $3, amount = $4, currency = $5, period = $6, thresholds = $7, tags = $8,
+             status = $9, percentage_used = $10, period_start = $11, needs_evaluation = needs_evaluation OR $12,
+             updated_at = $13
+           WHERE team_id = $1 AND id = $2`,
+          [
+            teamId,
+            id,
+            next.name,
+            next.amount,
+            next.currency,
+            next.period,
+            storedThresholds(nextThresholds),
+            JSON.stringify(next.tags),
+            nextStatus,
+            used,
+            // No period start: the evaluation treats it as a new period (thresholds and breach afresh).
+            newPeriod ? null : current.period_start,
+            evaluate,
+            now(),
+          ],
+        );
+        await publishChange(tx, 'updated', { ...current, ...next, status: nextStatus }, [...changed]);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error) && name !== undefined) throw duplicateName(name);
+      throw error;
+    }
+    if (evaluate) await evaluator.evaluateBudget(id);
+    return getBudget(teamId, id);
+  }
+
+  async function deleteBudget(teamId: string, id: string): Promise<void> {
+    checkBudgetId(id);
+    await db.transaction(async (tx) => {
+      const { rows } = await tx.query<BudgetRow>(
+        `DELETE FROM budgets b WHERE b.team_id = $1 AND b.id = $2 RETURNING ${budgetColumns}`,
+        [teamId, id],
+      );
+      if (!rows[0]) throw new NotFoundError('Budget', id);
+      await publishChange(tx, 'deleted', rows[0]);
+    });
+  }
+
+  return { createBudget, getBudget, listBudgets, updateBudget, deleteBudget };
+}
+
+export type Budgets = ReturnType<typeof budgetsFactory>;
