@@ -13,6 +13,7 @@ import { rateLimit } from './http/rate-limit';
 import { bodyTimeout, requestContext } from './http/request-context';
 import { textRule } from './http/text-rule';
 import { requestValidators } from './openapi/validator';
+import { connectionRoutes } from './routes/connections';
 import { projectRoutes } from './routes/projects';
 import { scimRoutes } from './routes/scim';
 
@@ -84,6 +85,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   // documents are validated by identity, which owns them.
   const validate = requestValidators(deps.openapi);
   app.use('/v1/guard/projects', projectRoutes(deps.projects, validate));
+  app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
   app.use(notFound);
