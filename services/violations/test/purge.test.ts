@@ -37,8 +37,9 @@ afterAll(async () => {
 
 async function insertViolation(teamId: string, projectId: string) {
   await db.query(
-    `INSERT INTO violations (id, team_id, project_id, budget_id, type, severity, message, current_value, threshold_value)
-     VALUES ($1, $2, $3, $4, 'budget_threshold_breach', 'warning', 'over 80%', 85, 80)`,
+    `INSERT INTO violations (id, team_id, project_id, budget_id, type, severity, message, current_value,
+       threshold_value, threshold_percentage, currency, period_start)
+     VALUES ($1, $2, $3, $4, 'budget_threshold_breach', 'warning', 'over 80%', 850, 800, 80, 'USD', '2026-11-01')`,
     [newId('violation'), teamId, projectId, newId('budget')],
   );
 }
