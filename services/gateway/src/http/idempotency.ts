@@ -18,7 +18,7 @@ const maxStoredBytes = 1024 * 1024;
  * The streamed cost-data upload is idempotent by nature (a billing period uploaded again replaces that
  * period), and its body is never held whole, so the header is accepted there and ignored.
  */
-const streamedUpload = /^\/v1\/guard\/connections\/[^/]+\/cost-data\/?(?:\?|$)/;
+export const streamedUpload = /^\/v1\/guard\/connections\/[^/]+\/cost-data\/?(?:\?|$)/;
 
 /**
  * Answers kept for replay: what the operation decided (2xx; 404, 409 and 422 about the resources and the
