@@ -12,6 +12,7 @@ import { projectsFactory } from './projects/projects';
 import { projectsRpc } from './projects/rpc';
 import { teamConnectionsOverRpc, type TeamConnections } from './projects/team-connections';
 import { teamUsersOverRpc, type TeamUsers } from './projects/team-users';
+import { countViolationChange, violationEventTypes } from './projects/violation-counts';
 
 /**
  * Where budgets finds the team's users (identity) and connections and spend (costs): services at
@@ -63,6 +64,11 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
         durable: 'budgets_spend_changed',
         types: spendChangingEvents,
         handler: (tx, event) => evaluateAfterCostChange(tx, event, evaluator),
+      });
+      await consume({
+        durable: 'budgets_violation_counts',
+        types: violationEventTypes,
+        handler: countViolationChange,
       });
       evaluator.start(options.evaluationIntervalMs ?? 60_000);
       return async () => {
