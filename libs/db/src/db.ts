@@ -1,8 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { Logger } from '@costgov/log';
 import { unavailableOr } from './unavailable';
 
@@ -28,6 +31,12 @@ export interface Db extends Queryable {
    * on Postgres over a connection of its own, whose loss `onLost` is told of (listen again to resume).
    */
   listen?(channel: string, onNotify: () => void, onLost?: (error: Error) => void): Promise<Listening>;
+  /**
+   * Bulk-loads COPY text-format lines into `into` (`table (col, ...)`), outside any transaction; each chunk
+   * holds whole lines. Postgres streams them into one `COPY ... FROM STDIN`; PGlite runs one
+   * `COPY ... FROM '/dev/blob'` per chunk (its fastest path). Resolves with the rows loaded.
+   */
+  copyIn(into: string, chunks: AsyncIterable<string>): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -199,6 +208,29 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
         },
       };
     },
+    async copyIn(into, chunks) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw unavailableOr(error);
+      }
+      let broken: Error | undefined;
+      const onError = (error: Error) => (broken ??= error);
+      client.on('error', onError);
+      try {
+        const copy = client.query(copyFrom(`COPY ${into} FROM STDIN`));
+        await pipeline(Readable.from(chunks), copy);
+        return copy.rowCount ?? 0;
+      } catch (error) {
+        // A COPY cut off mid-stream leaves the connection in an unknown state: it is not reused.
+        broken ??= error instanceof Error ? error : new Error(String(error));
+        throw unavailableOr(error);
+      } finally {
+        client.off('error', onError);
+        client.release(broken);
+      }
+    },
     close: () => pool.end(),
   };
 }
@@ -231,6 +263,14 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
       assertChannel(channel); // PGlite sends `LISTEN ${channel}` as it is
       const unlisten = await db.listen(channel, () => onNotify());
       return { close: () => unlisten() };
+    },
+    async copyIn(into, chunks) {
+      let rows = 0;
+      for await (const chunk of chunks) {
+        const result = await db.query(`COPY ${into} FROM '/dev/blob'`, [], { blob: new Blob([chunk]) });
+        rows += result.affectedRows ?? 0;
+      }
+      return rows;
     },
     close: () => db.close(),
   };

@@ -4,18 +4,24 @@ import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { connectionsFactory } from './connections/connections';
 import { connectionsRpc } from './connections/rpc';
+import { costDataFactory } from './cost-data/ingest';
+import { costDataRpc } from './cost-data/rpc';
 import { ratesFactory } from './rates/rates';
 import { ratesRpc } from './rates/rpc';
+import { spendQueries } from './spend/spend';
 
 /** Costs: connections, FOCUS cost data (upload, rollups, spend queries) and exchange rates. */
 export function costsModule(): ServiceModule {
   return {
     name: 'costs',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, outbox, newId, now }) {
+    async start({ db, rpc, outbox, newId, now, logger }) {
       // The gRPC services are added here as they are built (connections, cost data, rates).
       rpc.add(costs.ConnectionsService, connectionsRpc(connectionsFactory({ db, outbox, newId, now })));
       rpc.add(costs.RatesService, ratesRpc(ratesFactory({ db, now })));
+      const costData = costDataFactory({ db, outbox, now, logger });
+      await costData.sweepAbandoned();
+      rpc.add(costs.CostDataService, costDataRpc(costData, spendQueries({ db })));
     },
   };
 }

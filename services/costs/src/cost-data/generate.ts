@@ -1,0 +1,217 @@
+import { Readable } from 'node:stream';
+import { focusColumns, type FocusVersion } from './focus-columns';
+
+/** A FOCUS export made up for tests, the benchmark and the README demo: deterministic for a seed. */
+export interface GenerateOptions {
+  rows: number;
+  /** Billing period, YYYY-MM (UTC). */
+  month: string;
+  seed?: number;
+  version?: FocusVersion;
+  /** Provider-specific columns after the FOCUS ones (e.g. `x_CostCenter`), filled with text. */
+  extraColumns?: string[];
+  currency?: string;
+  /** `iso` writes timestamps as 2024-09-01T00:00:00Z, `plain` as 2024-09-01 00:00:00 (AWS style). */
+  timestamps?: 'plain' | 'iso';
+}
+
+interface Service {
+  name: string;
+  category: string;
+  subcategory: string;
+  resource: (n: number) => string;
+  resourceType: string;
+  unit: string;
+  unitPrice: number;
+  maxQuantity: number;
+}
+
+const services: Service[] = [
+  {
+    name: 'Amazon Elastic Compute Cloud',
+    category: 'Compute',
+    subcategory: 'Virtual Machines',
+    resource: (n) => `arn:aws:ec2:us-east-1:123456789012:instance/i-${hex(n, 17)}`,
+    resourceType: 'Instance',
+    unit: 'Hours',
+    unitPrice: 0.0832,
+    maxQuantity: 1,
+  },
+  {
+    name: 'Amazon Simple Storage Service',
+    category: 'Storage',
+    subcategory: 'Object Storage',
+    resource: (n) => `arn:aws:s3:::bucket-${hex(n, 8)}`,
+    resourceType: 'Bucket',
+    unit: 'GB-Mo',
+    unitPrice: 0.023,
+    maxQuantity: 40,
+  },
+  {
+    name: 'Amazon Relational Database Service',
+    category: 'Databases',
+    subcategory: 'Relational Databases',
+    resource: (n) => `arn:aws:rds:us-east-1:123456789012:db:db-${hex(n, 10)}`,
+    resourceType: 'DB Instance',
+    unit: 'Hours',
+    unitPrice: 0.171,
+    maxQuantity: 1,
+  },
+  {
+    name: 'AWS Lambda',
+    category: 'Compute',
+    subcategory: 'Serverless Compute',
+    resource: (n) => `arn:aws:lambda:us-east-1:123456789012:function:fn-${hex(n, 6)}`,
+    resourceType: 'Function',
+    unit: 'Requests',
+    unitPrice: 0.0000002,
+    maxQuantity: 50_000,
+  },
+  {
+    name: 'Elastic Load Balancing',
+    category: 'Networking',
+    subcategory: 'Load Balancing',
+    resource: (n) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/lb-${hex(n, 8)}`,
+    resourceType: 'Load Balancer',
+    unit: 'LCU-Hours',
+    unitPrice: 0.008,
+    maxQuantity: 3,
+  },
+  {
+    name: 'Amazon CloudWatch',
+    category: 'Management and Governance',
+    subcategory: 'Observability',
+    resource: (n) => `arn:aws:logs:us-east-1:123456789012:log-group:/app/${hex(n, 6)}`,
+    resourceType: 'Log Group',
+    unit: 'GB',
+    unitPrice: 0.5,
+    maxQuantity: 2,
+  },
+];
+
+const applications = ['checkout', 'search', 'billing', 'catalog', 'auth', 'analytics'];
+const environments = ['prod', 'staging', 'dev'];
+const teams = ['payments', 'platform', 'growth', 'data'];
+const regions = [
+  ['us-east-1', 'US East (N. Virginia)'],
+  ['eu-west-1', 'Europe (Ireland)'],
+  ['ap-southeast-1', 'Asia Pacific (Singapore)'],
+] as const;
+
+const hex = (n: number, width: number) => (n * 2654435761).toString(16).padStart(width, '0').slice(-width);
+
+/** mulberry32: small, fast, and the same sequence for a seed everywhere. */
+function randomFrom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
+
+/** The file's lines, header first, each ending in a newline. */
+export function* focusLines(options: GenerateOptions): Generator<string> {
+  const { rows, month, seed = 1, version = '1.2', extraColumns = [], currency = 'USD' } = options;
+  const match = /^(\d{4})-(\d{2})$/.exec(month);
+  if (!match) throw new Error(`month must be YYYY-MM, not '${month}'`);
+  const periodStart = Date.UTC(+match[1]!, +match[2]! - 1, 1);
+  const periodEnd = Date.UTC(+match[1]!, +match[2]!, 1);
+  const hours = (periodEnd - periodStart) / 3_600_000;
+  const stamp =
+    options.timestamps === 'iso'
+      ? (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z')
+      : (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  const random = randomFrom(seed);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
+  const columns = [...focusColumns[version], ...extraColumns];
+  yield `${columns.join(',')}\n`;
+
+  for (let i = 0; i < rows; i++) {
+    const service = pick(services);
+    const resourceNumber = Math.floor(random() * 500);
+    const [regionId, regionName] = pick(regions);
+    const hour = Math.floor(random() * hours);
+    const quantity = Math.max(0.001, random() * service.maxQuantity);
+    const listCost = quantity * service.unitPrice;
+    const discount = random() < 0.3 ? 0.72 : 1; // about a third covered by a commitment discount
+    const tags =
+      random() < 0.2
+        ? 'NULL'
+        : quote(
+            JSON.stringify({
+              application: pick(applications),
+              environment: pick(environments),
+              team: pick(teams),
+            }),
+          );
+    const values: Record<string, string> = {
+      AvailabilityZone: `${regionId}a`,
+      BilledCost: (listCost * discount).toFixed(10),
+      BillingAccountId: '123456789012',
+      BillingAccountName: 'Example Corp',
+      BillingAccountType: 'Billing Account',
+      BillingCurrency: currency,
+      BillingPeriodEnd: stamp(periodEnd),
+      BillingPeriodStart: stamp(periodStart),
+      ChargeCategory: 'Usage',
+      ChargeClass: 'NULL',
+      ChargeDescription: quote(`${service.unit} of ${service.name} in ${regionName}`),
+      ChargeFrequency: 'Usage-Based',
+      ChargePeriodEnd: stamp(periodStart + (hour + 1) * 3_600_000),
+      ChargePeriodStart: stamp(periodStart + hour * 3_600_000),
+      ConsumedQuantity: quantity.toFixed(6),
+      ConsumedUnit: service.unit,
+      ContractedCost: listCost.toFixed(10),
+      ContractedUnitPrice: String(service.unitPrice),
+      EffectiveCost: (listCost * discount).toFixed(10),
+      InvoiceIssuerName: quote('Amazon Web Services, Inc.'),
+      ListCost: listCost.toFixed(10),
+      ListUnitPrice: String(service.unitPrice),
+      PricingCategory: 'Standard',
+      PricingCurrency: currency,
+      PricingCurrencyContractedUnitPrice: String(service.unitPrice),
+      PricingCurrencyEffectiveCost: (listCost * discount).toFixed(10),
+      PricingCurrencyListUnitPrice: String(service.unitPrice),
+      PricingQuantity: quantity.toFixed(6),
+      PricingUnit: service.unit,
+      ProviderName: 'AWS',
+      PublisherName: quote('Amazon Web Services, Inc.'),
+      RegionId: regionId,
+      RegionName: quote(regionName),
+      ResourceId: service.resource(resourceNumber),
+      ResourceName: `${service.resourceType.toLowerCase().replace(' ', '-')}-${resourceNumber}`,
+      ResourceType: quote(service.resourceType),
+      ServiceCategory: quote(service.category),
+      ServiceName: quote(service.name),
+      ServiceSubcategory: quote(service.subcategory),
+      SkuId: `SKU${hex(services.indexOf(service), 6)}`,
+      SkuPriceId: `SKU${hex(services.indexOf(service), 6)}.${regionId}`,
+      SubAccountId: '210987654321',
+      SubAccountName: 'workloads',
+      SubAccountType: 'Account',
+      Tags: tags,
+    };
+    yield `${columns.map((column) => values[column] ?? (column.startsWith('x_') ? `${column}-${i % 7}` : 'NULL')).join(',')}\n`;
+  }
+}
+
+/** The file as a byte stream, in chunks of many lines (what an upload body or a file write takes). */
+export function focusCsv(options: GenerateOptions): Readable {
+  function* batched(): Generator<Buffer> {
+    let pending = '';
+    for (const line of focusLines(options)) {
+      pending += line;
+      if (pending.length >= 64 * 1024) {
+        yield Buffer.from(pending);
+        pending = '';
+      }
+    }
+    if (pending) yield Buffer.from(pending);
+  }
+  return Readable.from(batched(), { objectMode: false });
+}

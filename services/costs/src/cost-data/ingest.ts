@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { create } from '@bufbuild/protobuf';
+import { events } from '@costgov/contracts';
+import type { Db, Queryable } from '@costgov/db';
+import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
+import { looksLikeId } from '@costgov/ids';
+import type { Logger } from '@costgov/log';
+import type { Outbox } from '@costgov/runtime';
+import {
+  readFocus,
+  storedColumns,
+  type ContentEncoding,
+  type FocusFileFacts,
+  type ReadOptions,
+} from './reader';
+
+export interface CurrencyTotals {
+  currency: string;
+  billedCost: number;
+  effectiveCost: number;
+}
+
+export interface IngestSummary {
+  connectionId: string;
+  rows: number;
+  focusVersion: string;
+  billingPeriods: string[];
+  totals: CurrencyTotals[];
+  rowsReplaced: number;
+  bytes: number;
+  durationMs: number;
+}
+
+export interface UploadInput {
+  connectionId: string;
+  /** identity (or empty) | gzip */
+  contentEncoding: string;
+  /** The file as sent, in chunks. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+const encodings: Record<string, ContentEncoding> = { '': 'identity', identity: 'identity', gzip: 'gzip' };
+
+const columnList = storedColumns.map(([column]) => column).join(', ');
+
+const stagingDefinition = `(
+  billing_period_start date NOT NULL, billing_period_end timestamptz NOT NULL,
+  charge_period_start timestamptz NOT NULL, charge_period_end timestamptz NOT NULL,
+  billed_cost numeric NOT NULL, effective_cost numeric NOT NULL, list_cost numeric, contracted_cost numeric,
+  billing_currency text NOT NULL, service_name text, service_category text, resource_id text,
+  resource_name text, resource_type text, region_id text, sub_account_id text, sub_account_name text,
+  billing_account_id text, charge_category text, sku_id text, pricing_quantity numeric, pricing_unit text,
+  consumed_quantity numeric, consumed_unit text, provider_name text, tags jsonb)`;
+
+/** Staging tables of uploads a crash left behind are dropped after this long. */
+const abandonedAfterMs = 24 * 60 * 60 * 1000;
+
+/**
+ * FOCUS uploads: the file streams into a staging table of its own while every row is checked; only a
+ * file without a problem is then swapped in, in one transaction per connection, replacing the billing
+ * periods it carries (raw rows and daily rollups) and writing `costs.data.ingested`.
+ */
+export function costDataFactory({
+  db,
+  outbox,
+  now,
+  logger,
+  readOptions,
+}: {
+  db: Db;
+  outbox: Outbox;
+  now: () => Date;
+  logger?: Pick<Logger, 'warn'>;
+  readOptions?: ReadOptions;
+}) {
+  /** The connection must be the team's (404 otherwise, also for another team's) and not disabled (409). */
+  async function checkConnection(q: Queryable, teamId: string, connectionId: string, lock = false) {
+    if (!looksLikeId('connection', connectionId)) throw new NotFoundError('Connection', connectionId);
+    const { rows } = await q.query<{ status: string }>(
+      `SELECT status FROM connections WHERE team_id = $1 AND id = $2${lock ? ' FOR SHARE' : ''}`,
+      [teamId, connectionId],
+    );
+    if (!rows[0]) throw new NotFoundError('Connection', connectionId);
+    if (rows[0].status === 'disabled') {
+      throw new ConflictError(`Connection '${connectionId}' is disabled; enable it to upload cost data.`);
+    }
+  }
+
+  async function upload(teamId: string, input: UploadInput): Promise<IngestSummary> {
+    const started = performance.now();
+    const encoding = encodings[input.contentEncoding];
+    if (!encoding) {
+      throw new ValidationError([
+        { field: 'content_encoding', message: `must be identity or gzip, not '${input.contentEncoding}'` },
+      ]);
+    }
+    await checkConnection(db, teamId, input.connectionId);
+
+    const uploadId = randomUUID();
+    const staging = `cost_staging_${uploadId.replaceAll('-', '')}`;
+    await db.query(
+      `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table, started_at)
+       VALUES ($1, $2, $3, 'loading', $4, $5)`,
+      [uploadId, teamId, input.connectionId, staging, now()],
+    );
+    let facts: FocusFileFacts;
+    try {
+      // Unlogged: what a crash loses of it is worthless anyway, and it skips the WAL.
+      await db.exec(`CREATE UNLOGGED TABLE ${staging} ${stagingDefinition}`);
+      const reader = readFocus(input.body, encoding, readOptions);
+      await db.copyIn(`${staging} (${columnList})`, reader.chunks);
+      facts = reader.facts();
+      const stored = await swapIn(teamId, input.connectionId, uploadId, staging, facts);
+      return {
+        connectionId: input.connectionId,
+        rows: facts.rows,
+        focusVersion: facts.version,
+        billingPeriods: facts.billingPeriods,
+        totals: stored.totals,
+        rowsReplaced: stored.rowsReplaced,
+        bytes: facts.bytes,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (error) {
+      await abandon(uploadId, staging, error);
+      throw error;
+    }
+  }
+
+  async function swapIn(
+    teamId: string,
+    connectionId: string,
+    uploadId: string,
+    staging: string,
+    facts: FocusFileFacts,
+  ) {
+    return db.transaction(async (tx) => {
+      // One swap per connection at a time: two uploads of one period leave the later one's rows only.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('costs.cost_data'), hashtext($1))`, [
+        connectionId,
+      ]);
+      await checkConnection(tx, teamId, connectionId, true); // disabled or deleted while the file streamed
+      const periods = facts.billingPeriods;
+      const replaced = await tx.query(
+        `DELETE FROM cost_records WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
+        [connectionId, periods],
+      );
+      await tx.query(
+        `DELETE FROM daily_costs WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
+        [connectionId, periods],
+      );
+      await tx.query(
+        `INSERT INTO cost_records (connection_id, upload_id, ${columnList})
+         SELECT $1, $2, ${columnList} FROM ${staging}`,
+        [connectionId, uploadId],
+      );
+      await tx.query(
+        `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id,
+           tags, billing_currency, billed_cost, effective_cost, records)
+         SELECT $1, $2, (charge_period_start AT TIME ZONE 'UTC')::date, billing_period_start,
+           coalesce(service_name, ''), coalesce(resource_id, ''), coalesce(tags, '{}'), billing_currency,
+           sum(billed_cost), sum(effective_cost), count(*)
+         FROM ${staging} GROUP BY 3, 4, 5, 6, 7, 8`,
+        [teamId, connectionId],
+      );
+      // Summed by the database, exactly, from the rollups just written (fewer rows than the file).
+      const { rows: totals } = await tx.query<{ currency: string; billed: number; effective: number }>(
+        `SELECT billing_currency AS currency, sum(billed_cost) AS billed, sum(effective_cost) AS effective
+         FROM daily_costs WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])
+         GROUP BY billing_currency ORDER BY billing_currency`,
+        [connectionId, periods],
+      );
+      const at = now();
+      await tx.query(`UPDATE connections SET last_ingested_at = $2 WHERE id = $1`, [connectionId, at]);
+      await tx.query(
+        `UPDATE cost_uploads SET status = 'stored', focus_version = $2, rows = $3, rows_replaced = $4,
+           bytes = $5, billing_periods = $6::date[], finished_at = $7 WHERE id = $1`,
+        [uploadId, facts.version, facts.rows, replaced.rowCount, facts.bytes, periods, at],
+      );
+      await outbox.addMessage(tx, {
+        type: 'costs.data.ingested',
+        subject: connectionId,
+        schema: events.CostDataIngestedSchema,
+        message: create(events.CostDataIngestedSchema, {
+          connectionId,
+          teamId,
+          rows: BigInt(facts.rows),
+          billingPeriods: periods,
+          firstChargeDay: facts.firstChargeDay,
+          lastChargeDay: facts.lastChargeDay,
+        }),
+      });
+      await tx.exec(`DROP TABLE ${staging}`);
+      return {
+        rowsReplaced: replaced.rowCount,
+        totals: totals.map((row) => ({
+          currency: row.currency,
+          billedCost: Number(row.billed),
+          effectiveCost: Number(row.effective),
+        })),
+      };
+    });
+  }
+
+  /** An upload that did not make it: its staging table goes, its log row says why. */
+  async function abandon(uploadId: string, staging: string, error: unknown) {
+    const refused =
+      error instanceof ValidationError || error instanceof NotFoundError || error instanceof ConflictError;
+    try {
+      await db.exec(`DROP TABLE IF EXISTS ${staging}`);
+      await db.query(`UPDATE cost_uploads SET status = $2, error = $3, finished_at = $4 WHERE id = $1`, [
+        uploadId,
+        refused ? 'refused' : 'failed',
+        error instanceof Error ? error.message.slice(0, 1000) : String(error),
+        now(),
+      ]);
+    } catch (cleanup) {
+      // The sweep at the next start drops what is left; the upload's own error is what the caller hears.
+      logger?.warn({ err: cleanup, uploadId }, 'cleaning up a failed cost data upload failed');
+    }
+  }
+
+  /** Drops staging tables of uploads that never ended (a crash mid-upload), once they are surely dead. */
+  async function sweepAbandoned(): Promise<number> {
+    const { rows } = await db.query<{ id: string; staging_table: string }>(
+      `SELECT id, staging_table FROM cost_uploads WHERE status = 'loading' AND started_at < $1`,
+      [new Date(now().getTime() - abandonedAfterMs)],
+    );
+    for (const row of rows) {
+      await db.exec(`DROP TABLE IF EXISTS ${row.staging_table}`);
+      await db.query(
+        `UPDATE cost_uploads SET status = 'failed', error = 'abandoned', finished_at = $2 WHERE id = $1`,
+        [row.id, now()],
+      );
+    }
+    return rows.length;
+  }
+
+  return { upload, sweepAbandoned };
+}
+
+export type CostData = ReturnType<typeof costDataFactory>;

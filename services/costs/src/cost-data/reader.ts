@@ -1,0 +1,267 @@
+import { Readable, pipeline } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { parse, CsvError } from 'csv-parse';
+import { ValidationError, type FieldViolation } from '@costgov/errors';
+import {
+  columnKinds,
+  focusVersionOf,
+  requiredColumns,
+  type ColumnKind,
+  type FocusVersion,
+} from './focus-columns';
+import {
+  copyField,
+  currencyProblem,
+  decimalProblem,
+  jsonProblem,
+  tagsProblem,
+  timestampForCopy,
+  timestampProblem,
+  utcDayOf,
+} from './values';
+
+export type ContentEncoding = 'identity' | 'gzip';
+
+/** Raw-row columns the reader writes, in COPY order, each from its FOCUS column (missing ones are NULL). */
+export const storedColumns = [
+  ['billing_period_start', 'BillingPeriodStart'],
+  ['billing_period_end', 'BillingPeriodEnd'],
+  ['charge_period_start', 'ChargePeriodStart'],
+  ['charge_period_end', 'ChargePeriodEnd'],
+  ['billed_cost', 'BilledCost'],
+  ['effective_cost', 'EffectiveCost'],
+  ['list_cost', 'ListCost'],
+  ['contracted_cost', 'ContractedCost'],
+  ['billing_currency', 'BillingCurrency'],
+  ['service_name', 'ServiceName'],
+  ['service_category', 'ServiceCategory'],
+  ['resource_id', 'ResourceId'],
+  ['resource_name', 'ResourceName'],
+  ['resource_type', 'ResourceType'],
+  ['region_id', 'RegionId'],
+  ['sub_account_id', 'SubAccountId'],
+  ['sub_account_name', 'SubAccountName'],
+  ['billing_account_id', 'BillingAccountId'],
+  ['charge_category', 'ChargeCategory'],
+  ['sku_id', 'SkuId'],
+  ['pricing_quantity', 'PricingQuantity'],
+  ['pricing_unit', 'PricingUnit'],
+  ['consumed_quantity', 'ConsumedQuantity'],
+  ['consumed_unit', 'ConsumedUnit'],
+  ['provider_name', 'ProviderName'],
+  ['tags', 'Tags'],
+] as const;
+
+/** What the reader learned from a file it read to the end without a problem. */
+export interface FocusFileFacts {
+  version: FocusVersion;
+  rows: number;
+  /** UTC start dates of the billing periods, sorted. */
+  billingPeriods: string[];
+  firstChargeDay: string;
+  lastChargeDay: string;
+  /** Bytes received, as sent (compressed when gzip). */
+  bytes: number;
+}
+
+export interface FocusReader {
+  /** COPY text of the raw rows, in chunks of whole lines; throws ValidationError on a bad file. */
+  chunks: AsyncIterable<string>;
+  /** Available once `chunks` ended without throwing. */
+  facts(): FocusFileFacts;
+}
+
+export interface ReadOptions {
+  /** How many problems are collected before reading stops. */
+  maxErrors?: number;
+  /** Characters of COPY text per chunk. */
+  chunkChars?: number;
+}
+
+const checks: Record<ColumnKind, (value: string) => string | undefined> = {
+  decimal: decimalProblem,
+  datetime: timestampProblem,
+  currency: currencyProblem,
+  tags: tagsProblem,
+  json: jsonProblem,
+};
+
+const required = new Set<string>(requiredColumns);
+
+interface TypedColumn {
+  index: number;
+  name: string;
+  kind: ColumnKind;
+  required: boolean;
+}
+
+/**
+ * Reads a FOCUS CSV export as it streams in: decompresses, parses, checks every row and turns it into
+ * COPY text, holding only the chunk in flight. Problems are collected (row and column, the header being
+ * row 1) up to `maxErrors`; once there is one, nothing more is produced and the end throws them all.
+ */
+export function readFocus(
+  source: AsyncIterable<Uint8Array>,
+  encoding: ContentEncoding,
+  { maxErrors = 20, chunkChars = 256 * 1024 }: ReadOptions = {},
+): FocusReader {
+  let facts: FocusFileFacts | undefined;
+  let bytes = 0;
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of source) {
+      bytes += chunk.byteLength;
+      yield chunk;
+    }
+  }
+
+  async function* chunks(): AsyncGenerator<string> {
+    const parser = parse({ bom: true, skip_empty_lines: true });
+    const input = Readable.from(counted(), { objectMode: false });
+    // How the stages ended: a failing one (a damaged gzip stream) can end the loop without its error.
+    let ended!: (error: Error | null | undefined) => void;
+    const outcome = new Promise<Error | null | undefined>((resolve) => (ended = resolve));
+    const records: AsyncIterable<string[]> =
+      encoding === 'gzip' ? pipeline(input, createGunzip(), parser, ended) : pipeline(input, parser, ended);
+
+    const problems: FieldViolation[] = [];
+    const problem = (field: string, message: string) => {
+      problems.push({ field, message });
+      if (problems.length >= maxErrors) throw new ValidationError(problems, refusal);
+    };
+
+    let header: string[] | undefined;
+    let typed: TypedColumn[] = [];
+    let sources: number[] = [];
+    let periodStart = -1;
+    let chargeStart = -1;
+    let row = 1;
+    let rows = 0;
+    const periods = new Set<string>();
+    let firstDay = '';
+    let lastDay = '';
+    let pending = '';
+    const line: string[] = new Array<string>(storedColumns.length);
+
+    try {
+      for await (const record of records) {
+        if (!header) {
+          header = record;
+          checkHeader(header, problem);
+          // Rows cannot be read against a header that is wrong.
+          if (problems.length > 0) throw new ValidationError(problems, refusal);
+          typed = header.flatMap((name, index) => {
+            const kind = columnKinds[name];
+            return kind ? [{ index, name, kind, required: required.has(name) }] : [];
+          });
+          sources = storedColumns.map(([, focus]) => header!.indexOf(focus));
+          periodStart = header.indexOf('BillingPeriodStart');
+          chargeStart = header.indexOf('ChargePeriodStart');
+          continue;
+        }
+        row++;
+        let fine = true;
+        for (let i = 0; i < record.length; i++) {
+          const value = record[i]!;
+          if (value === 'NULL') record[i] = '';
+          else if (value.includes('\0')) {
+            problem(`row ${row}, column ${header[i]}`, 'contains a NUL character');
+            fine = false;
+          }
+        }
+        for (const column of typed) {
+          const value = record[column.index]!;
+          if (value === '') {
+            if (column.required) {
+              problem(`row ${row}, column ${column.name}`, 'is required');
+              fine = false;
+            }
+            continue;
+          }
+          const wrong = checks[column.kind](value);
+          if (wrong) {
+            problem(`row ${row}, column ${column.name}`, wrong);
+            fine = false;
+          } else if (column.kind === 'datetime') record[column.index] = timestampForCopy(value);
+        }
+        if (!fine || problems.length > 0) continue; // checking goes on; storing has stopped
+        rows++;
+        const period = utcDayOf(record[periodStart]!);
+        periods.add(period);
+        const day = utcDayOf(record[chargeStart]!);
+        if (firstDay === '' || day < firstDay) firstDay = day;
+        if (day > lastDay) lastDay = day;
+        for (let c = 0; c < sources.length; c++) {
+          const index = sources[c]!;
+          const value = index < 0 ? '' : record[index]!;
+          line[c] = copyField(value === '' ? null : value);
+        }
+        line[0] = period; // the billing period is kept as its UTC start date
+        pending += line.join('\t') + '\n';
+        if (pending.length >= chunkChars) {
+          yield pending;
+          pending = '';
+        }
+      }
+      const failure = await outcome;
+      if (failure) throw failure;
+    } catch (error) {
+      if (error instanceof ValidationError) throw error;
+      const unreadable = unreadableInput((await outcome) ?? error);
+      if (!unreadable) throw error;
+      problems.push(unreadable);
+    }
+    if (problems.length > 0) throw new ValidationError(problems, refusal);
+    if (!header) {
+      throw new ValidationError(
+        [{ field: 'body', message: 'is empty: a FOCUS file needs a header row' }],
+        refusal,
+      );
+    }
+    if (pending) yield pending;
+    facts = {
+      version: focusVersionOf(header),
+      rows,
+      billingPeriods: [...periods].sort(),
+      firstChargeDay: firstDay,
+      lastChargeDay: lastDay,
+      bytes,
+    };
+  }
+
+  return {
+    chunks: chunks(),
+    facts() {
+      if (!facts) throw new Error('The FOCUS file has not been read to its end.');
+      return facts;
+    },
+  };
+}
+
+const refusal = 'The cost data file is not a valid FOCUS export; nothing of it was stored.';
+
+function checkHeader(header: string[], problem: (field: string, message: string) => void): void {
+  const seen = new Set<string>();
+  header.forEach((name, index) => {
+    if (seen.has(name)) problem(`row 1, column ${index + 1}`, `repeats the column name '${name}'`);
+    seen.add(name);
+  });
+  for (const name of requiredColumns) {
+    if (!seen.has(name)) problem(`row 1, column ${name}`, 'is missing: every FOCUS file must have it');
+  }
+}
+
+/** A damaged gzip stream or CSV syntax, as a problem of the file; anything else is not the file's fault. */
+function unreadableInput(error: unknown): FieldViolation | undefined {
+  const code = (error as { code?: string }).code;
+  if (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') {
+    return { field: 'body', message: `is not a readable gzip stream (${(error as Error).message})` };
+  }
+  if (error instanceof CsvError) {
+    const row = `row ${((error as CsvError & { records?: number }).records ?? 0) + 1}`; // header is row 1
+    if (error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') {
+      return { field: row, message: 'has another number of fields than the header' };
+    }
+    return { field: row, message: `is not valid CSV (${error.message})` };
+  }
+  return undefined;
+}

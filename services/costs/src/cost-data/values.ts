@@ -1,0 +1,100 @@
+import { isCurrencyCode } from '../rates/currency-codes';
+
+/**
+ * Checks of one FOCUS field by its kind. Each answers undefined when the value is fine, or what is wrong
+ * with it in words a person fixing the file can act on.
+ */
+
+const decimalPattern = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,4})?$/;
+
+export function decimalProblem(value: string): string | undefined {
+  return decimalPattern.test(value) ? undefined : `is not a number: '${shown(value)}'`;
+}
+
+export function currencyProblem(value: string): string | undefined {
+  return isCurrencyCode(value) ? undefined : `is not an ISO 4217 currency code: '${shown(value)}'`;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) or ISO 8601 with `T`, optional fraction, and `Z` or an offset. */
+const timestampPattern =
+  /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))?$/;
+
+const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+export function timestampProblem(value: string): string | undefined {
+  const match = timestampPattern.exec(value);
+  const expected = `is not a timestamp (YYYY-MM-DD HH:MM:SS in UTC, or ISO 8601 with Z or an offset): '${shown(value)}'`;
+  if (!match) return expected;
+  const [, year, month, day, hour, minute, second = '00', , offsetHours = '00', offsetMinutes = '00'] = match;
+  const valid =
+    +month! >= 1 &&
+    +month! <= 12 &&
+    +day! >= 1 &&
+    +day! <= daysIn(+year!, +month!) &&
+    +hour! <= 23 &&
+    +minute! <= 59 &&
+    +second <= 59 &&
+    +offsetHours <= 14 &&
+    +offsetMinutes <= 59;
+  return valid ? undefined : expected;
+}
+
+/** A checked timestamp as Postgres reads it: one without a zone is UTC (FOCUS requires UTC). */
+export function timestampForCopy(value: string): string {
+  const zoned = value.endsWith('Z') || /[+-]\d{2}:\d{2}$/.test(value);
+  return zoned ? value : `${value}Z`;
+}
+
+/** The UTC calendar day of a checked timestamp, YYYY-MM-DD. */
+export function utcDayOf(value: string): string {
+  if (value.endsWith('Z') || !/[+-]\d{2}:\d{2}$/.test(value)) return value.slice(0, 10);
+  return new Date(value.replace(' ', 'T')).toISOString().slice(0, 10);
+}
+
+/** `Tags`: a JSON object whose values are strings (what tag filters compare). */
+export function tagsProblem(value: string): string | undefined {
+  if (value === '{}') return undefined;
+  const parsed = parsedObject(value);
+  if (typeof parsed === 'string') return parsed;
+  for (const key of Object.keys(parsed)) {
+    if (typeof parsed[key] !== 'string') return `tag '${shown(key)}' does not have a string value`;
+  }
+  return undefined;
+}
+
+/** A JSON column (e.g. `SkuPriceDetails`): a JSON object. */
+export function jsonProblem(value: string): string | undefined {
+  const parsed = parsedObject(value);
+  return typeof parsed === 'string' ? parsed : undefined;
+}
+
+function parsedObject(value: string): Record<string, unknown> | string {
+  // Postgres jsonb refuses \u0000; a file carrying it is refused here rather than failing the load.
+  if (value.includes('\\u0000')) return 'contains the escape \\u0000, which cannot be stored';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return `is not valid JSON: '${shown(value)}'`;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return `is not a JSON object: '${shown(value)}'`;
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** A value quoted in a message: long ones cut, so one bad field cannot make a huge answer. */
+function shown(value: string): string {
+  return value.length > 60 ? `${value.slice(0, 57)}...` : value;
+}
+
+const copySpecial = /[\\\t\n\r]/;
+
+/** A field in COPY text format: backslash, tab and line breaks escaped; missing is `\N`. */
+export function copyField(value: string | null): string {
+  if (value === null) return '\\N';
+  if (!copySpecial.test(value)) return value;
+  return value.replace(/[\\\t\n\r]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+  );
+}

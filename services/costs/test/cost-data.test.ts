@@ -1,0 +1,353 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CloudEvent } from '@costgov/bus';
+import { costs } from '@costgov/contracts';
+import type { Db } from '@costgov/db';
+import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
+import { newId } from '@costgov/ids';
+import { createLogger } from '@costgov/log';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import { startService, type RunningService } from '@costgov/runtime';
+import { eventually, freshDb, testBus } from '@costgov/testing';
+import { focusLines, type GenerateOptions } from '../src/cost-data/generate';
+import { costsModule } from '../src/module';
+
+const logger = createLogger('test', 'silent');
+const asA = { teamId: newId('team') };
+const asB = { teamId: newId('team') };
+const samplePath = path.resolve(__dirname, '../../../../shared/data/focus/focus_sample_1000.csv');
+const sample = readFileSync(samplePath);
+
+let db: Db;
+let service: RunningService;
+let connections: RpcClient<typeof costs.ConnectionsService>;
+let costData: RpcClient<typeof costs.CostDataService>;
+let bus: Awaited<ReturnType<typeof testBus>>;
+const received: CloudEvent[] = [];
+
+beforeAll(async () => {
+  bus = await testBus(logger);
+  db = await freshDb('costs');
+  service = await startService(costsModule(), {
+    logger,
+    bus,
+    openDb: async () => db,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  connections = createRpcClient(costs.ConnectionsService, `127.0.0.1:${service.port}`);
+  costData = createRpcClient(costs.CostDataService, `127.0.0.1:${service.port}`);
+  await bus.consume({
+    durable: 'costs_data_test_observer',
+    types: ['costs.data.>'],
+    handler: async (event) => {
+      received.push(event);
+    },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  connections?.close();
+  costData?.close();
+  await service?.stop();
+  await bus?.close();
+});
+
+async function newConnection(as = asA): Promise<string> {
+  const name = `aws-${Math.random().toString(36).slice(2)}`;
+  return (await connections.createConnection({ name, provider: 'aws' }, as)).id;
+}
+
+/** The file as the gateway sends it: a `start`, then chunks of 64 KiB. */
+async function* uploadParts(connectionId: string, body: Uint8Array, contentEncoding = 'identity') {
+  yield { part: { case: 'start' as const, value: { connectionId, contentEncoding } } };
+  for (let offset = 0; offset < body.length; offset += 64 * 1024) {
+    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
+  }
+}
+
+const upload = (connectionId: string, body: Uint8Array, encoding = 'identity', as = asA) =>
+  costData.uploadCostData(uploadParts(connectionId, body, encoding), as);
+
+const generated = (options: GenerateOptions) => Buffer.from([...focusLines(options)].join(''));
+
+/** Sums per currency the test works out from the file itself. */
+function fileTotals(file: Buffer) {
+  const records = parse(file, { columns: true, bom: true }) as Record<string, string>[];
+  const totals = new Map<string, { billed: number; effective: number }>();
+  for (const record of records) {
+    const entry = totals.get(record.BillingCurrency!) ?? { billed: 0, effective: 0 };
+    entry.billed += Number(record.BilledCost);
+    entry.effective += Number(record.EffectiveCost);
+    totals.set(record.BillingCurrency!, entry);
+  }
+  return { rows: records.length, records, totals };
+}
+
+function expectTotals(summary: costs.IngestSummary, file: Buffer) {
+  const expected = fileTotals(file);
+  expect(Number(summary.rows)).toBe(expected.rows);
+  expect(summary.totals.map((total) => total.currency).sort()).toEqual([...expected.totals.keys()].sort());
+  for (const total of summary.totals) {
+    const sums = expected.totals.get(total.currency)!;
+    expect(total.billedCost).toBeCloseTo(sums.billed, 6);
+    expect(total.effectiveCost).toBeCloseTo(sums.effective, 6);
+  }
+}
+
+/** What is stored for a connection: raw rows and their sums, rollup sums. */
+async function stored(connectionId: string) {
+  const { rows: raw } = await db.query<{ rows: number; billed: number; effective: number }>(
+    `SELECT count(*)::int AS rows, coalesce(sum(billed_cost), 0) AS billed, coalesce(sum(effective_cost), 0) AS effective
+     FROM cost_records WHERE connection_id = $1`,
+    [connectionId],
+  );
+  const { rows: rolled } = await db.query<{ records: number; billed: number; effective: number }>(
+    `SELECT coalesce(sum(records), 0)::int AS records, coalesce(sum(billed_cost), 0) AS billed,
+       coalesce(sum(effective_cost), 0) AS effective FROM daily_costs WHERE connection_id = $1`,
+    [connectionId],
+  );
+  return { raw: raw[0]!, rollups: rolled[0]! };
+}
+
+async function stagingTables(): Promise<string[]> {
+  const { rows } = await db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'cost_staging_%'`,
+  );
+  return rows.map((row) => row.table_name);
+}
+
+const ingestedEvents = (connectionId: string) =>
+  received.filter((event) => event.type === 'costs.data.ingested' && event.subject === connectionId);
+
+async function refusal(promise: Promise<unknown>): Promise<ValidationError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ValidationError);
+  return error as ValidationError;
+}
+
+describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.env.NATS_URL ? 'nats' : 'in-process bus'})`, () => {
+  it('stores the sample export: totals match sums of the file, rollups match raw rows, one event', async () => {
+    const connectionId = await newConnection();
+    const summary = await upload(connectionId, sample);
+    expectTotals(summary, sample);
+    expect(summary.focusVersion).toBe('1.0');
+    expect(summary.connectionId).toBe(connectionId);
+    expect(summary.billingPeriods).toEqual(
+      [...new Set(fileTotals(sample).records.map((r) => r.BillingPeriodStart!.slice(0, 10)))].sort(),
+    );
+    expect(Number(summary.rowsReplaced)).toBe(0);
+    expect(Number(summary.bytes)).toBe(sample.length);
+
+    const { raw, rollups } = await stored(connectionId);
+    expect(raw.rows).toBe(1000);
+    expect(rollups.records).toBe(1000);
+    expect(rollups.billed).toBeCloseTo(raw.billed, 9);
+    expect(rollups.effective).toBeCloseTo(raw.effective, 9);
+
+    // Per day and service too: every rollup row is the sum of its raw rows.
+    const { rows: mismatches } = await db.query(
+      `SELECT r.day FROM (
+         SELECT (charge_period_start AT TIME ZONE 'UTC')::date AS day, coalesce(service_name, '') AS service,
+           sum(effective_cost) AS effective, count(*)::int AS records
+         FROM cost_records WHERE connection_id = $1 GROUP BY 1, 2) r
+       FULL JOIN (
+         SELECT day, service_name AS service, sum(effective_cost) AS effective, sum(records)::int AS records
+         FROM daily_costs WHERE connection_id = $1 GROUP BY 1, 2) d
+       ON r.day = d.day AND r.service = d.service
+       WHERE r.effective IS DISTINCT FROM d.effective OR r.records IS DISTINCT FROM d.records`,
+      [connectionId],
+    );
+    expect(mismatches).toEqual([]);
+
+    const connection = await connections.getConnection({ id: connectionId }, asA);
+    expect(connection.lastIngestedAt).toBeDefined();
+    await eventually(() => (ingestedEvents(connectionId).length > 0 ? true : undefined));
+    const event = ingestedEvents(connectionId)[0]!;
+    expect(event.data).toMatchObject({
+      connectionId,
+      teamId: asA.teamId,
+      billingPeriods: summary.billingPeriods,
+      firstChargeDay: '2024-09-01',
+      lastChargeDay: '2024-09-30',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ingestedEvents(connectionId)).toHaveLength(1);
+    expect(await stagingTables()).toEqual([]);
+  });
+
+  it('replaces a billing period uploaded again (gzip), not doubling it', async () => {
+    const connectionId = await newConnection();
+    await upload(connectionId, sample);
+    const again = await upload(connectionId, gzipSync(sample), 'gzip');
+    expect(Number(again.rowsReplaced)).toBe(1000);
+    expectTotals(again, sample);
+    const { raw, rollups } = await stored(connectionId);
+    expect(raw.rows).toBe(1000);
+    expect(rollups.records).toBe(1000);
+    // Another period of the same connection is left alone.
+    const october = generated({ rows: 50, month: '2024-11', seed: 5, version: '1.0' });
+    await upload(connectionId, october);
+    expect((await stored(connectionId)).raw.rows).toBe(1050);
+    const third = await upload(connectionId, sample);
+    expect(Number(third.rowsReplaced)).toBe(1000);
+    expect((await stored(connectionId)).raw.rows).toBe(1050);
+  });
+
+  it('reads a generated FOCUS 1.2 file with extra columns and ISO timestamps', async () => {
+    const connectionId = await newConnection();
+    const file = generated({
+      rows: 3000,
+      month: '2025-02',
+      seed: 7,
+      version: '1.2',
+      currency: 'EUR',
+      timestamps: 'iso',
+      extraColumns: ['x_CostCenter', 'x_Discounts'],
+    });
+    const summary = await upload(connectionId, file);
+    expect(summary.focusVersion).toBe('1.2');
+    expect(summary.billingPeriods).toEqual(['2025-02-01']);
+    expectTotals(summary, file);
+    expect((await stored(connectionId)).raw.rows).toBe(3000);
+  });
+
+  it('detects FOCUS 1.1 from its columns', async () => {
+    const connectionId = await newConnection();
+    const file = generated({ rows: 10, month: '2025-01', version: '1.1' });
+    expect((await upload(connectionId, file)).focusVersion).toBe('1.1');
+  });
+
+  describe('refuses a bad file with row and column, leaving stored data as it was', () => {
+    let connectionId: string;
+    let before: Awaited<ReturnType<typeof stored>>;
+    const lines = sample.toString('utf8').split('\n');
+    const header = lines[0]!.split(',').map((name) => name.replaceAll('"', ''));
+    /** The sample with one field of one data row (row 2 is the first) replaced as CSV text. */
+    const withField = (row: number, column: string, text: string) => {
+      const copy = [...lines];
+      const fields = parse(copy[row - 1]!)[0] as string[];
+      const quoted = fields.map((f) => (f === 'NULL' ? f : `"${f.replaceAll('"', '""')}"`));
+      quoted[header.indexOf(column)] = text;
+      copy[row - 1] = quoted.join(',');
+      return Buffer.from(copy.join('\n'));
+    };
+
+    beforeAll(async () => {
+      connectionId = await newConnection();
+      await upload(connectionId, sample);
+      before = await stored(connectionId);
+    });
+
+    const cases: Array<[string, () => Buffer, string, RegExp]> = [
+      [
+        'a header without BilledCost',
+        () => Buffer.from(sample.toString('utf8').replace('"BilledCost"', '"Billed"')),
+        'row 1, column BilledCost',
+        /missing/,
+      ],
+      [
+        'a number that is not one',
+        () => withField(5, 'BilledCost', '"12,5"'),
+        'row 5, column BilledCost',
+        /number/,
+      ],
+      [
+        'an impossible date',
+        () => withField(7, 'ChargePeriodStart', '"2024-09-31 10:00:00"'),
+        'row 7, column ChargePeriodStart',
+        /timestamp/,
+      ],
+      [
+        'an unknown currency',
+        () => withField(9, 'BillingCurrency', '"XYZ"'),
+        'row 9, column BillingCurrency',
+        /ISO 4217/,
+      ],
+      [
+        'a missing EffectiveCost',
+        () => withField(11, 'EffectiveCost', 'NULL'),
+        'row 11, column EffectiveCost',
+        /required/,
+      ],
+      ['Tags that are not JSON', () => withField(13, 'Tags', '"{app: x}"'), 'row 13, column Tags', /JSON/],
+      [
+        'Tags with a number value',
+        () => withField(14, 'Tags', '"{""app"": 1}"'),
+        'row 14, column Tags',
+        /string/,
+      ],
+      [
+        'a row with a field too few',
+        () => Buffer.from(lines.slice(0, 20).join('\n') + '\n"a","b"\n'),
+        'row 21',
+        /fields/,
+      ],
+    ];
+    for (const [what, file, field, message] of cases) {
+      it(`${what}: ${field}`, async () => {
+        const error = await refusal(upload(connectionId, file()));
+        expect(error.details).toContainEqual({ field, message: expect.stringMatching(message) });
+        expect(await stored(connectionId)).toEqual(before);
+        expect(await stagingTables()).toEqual([]);
+      });
+    }
+
+    it('a truncated gzip stream', async () => {
+      const zipped = gzipSync(sample);
+      const error = await refusal(upload(connectionId, zipped.subarray(0, zipped.length - 200), 'gzip'));
+      expect(error.details).toEqual([{ field: 'body', message: expect.stringMatching(/gzip/) }]);
+      expect(await stored(connectionId)).toEqual(before);
+    });
+
+    it('collects the first 20 problems', async () => {
+      const broken = sample.toString('utf8').replaceAll('"USD"', '"usd"');
+      const error = await refusal(upload(connectionId, Buffer.from(broken)));
+      expect(error.details).toHaveLength(20);
+      expect(error.details[0]).toEqual({
+        field: 'row 2, column BillingCurrency',
+        message: "is not an ISO 4217 currency code: 'usd'",
+      });
+      expect(await stored(connectionId)).toEqual(before);
+    });
+
+    it('an empty body and an unknown encoding', async () => {
+      await refusal(upload(connectionId, Buffer.alloc(0)));
+      const error = await refusal(upload(connectionId, sample, 'br'));
+      expect(error.details[0]!.field).toBe('content_encoding');
+      expect(await stored(connectionId)).toEqual(before);
+    });
+  });
+
+  it('two concurrent uploads of one period leave one copy', async () => {
+    const connectionId = await newConnection();
+    const first = generated({ rows: 2000, month: '2025-04', seed: 11, version: '1.0' });
+    const second = generated({ rows: 1500, month: '2025-04', seed: 12, version: '1.0' });
+    const [a, b] = await Promise.all([upload(connectionId, first), upload(connectionId, second)]);
+    const { raw, rollups } = await stored(connectionId);
+    // The later swap replaced exactly what the earlier one stored.
+    expect([2000, 1500]).toContain(raw.rows);
+    expect(rollups.records).toBe(raw.rows);
+    expect(Number(a.rowsReplaced) + Number(b.rowsReplaced)).toBe(raw.rows === 2000 ? 1500 : 2000);
+    const winner = raw.rows === 2000 ? first : second;
+    expect(raw.effective).toBeCloseTo(fileTotals(winner).totals.get('USD')!.effective, 6);
+  });
+
+  it("answers 404 for an unknown or another team's connection and 409 for a disabled one", async () => {
+    const other = await newConnection(asB);
+    await expect(upload(other, sample)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(upload(newId('connection'), sample)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(upload('not-an-id', sample)).rejects.toBeInstanceOf(NotFoundError);
+    const disabled = await newConnection();
+    await connections.updateConnection({ id: disabled, status: 'disabled' }, asA);
+    await expect(upload(disabled, sample)).rejects.toBeInstanceOf(ConflictError);
+    expect((await stored(other)).raw.rows).toBe(0);
+    expect((await stored(disabled)).raw.rows).toBe(0);
+  });
+});
