@@ -239,6 +239,37 @@ function describeIdempotency(openStore: (options: { ttlMs: number }) => Promise<
     expect(gateway.projects.state.created).toBe(created + 1);
   });
 
+  it('keeps the answer of a request whose client went away, so that its retry does not run again', async () => {
+    const key = uniqueName('abandoned');
+    const created = gateway.projects.state.created;
+    const release = gateway.projects.holdCreations();
+    const abandoned = new AbortController();
+    const first = fetch(`${gateway.url}/v1/guard/projects`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${teamKeys.team_a}`,
+        'content-type': 'application/json',
+        'idempotency-key': key,
+      },
+      body: JSON.stringify({ name: 'abandoned' }),
+      signal: abandoned.signal,
+    });
+    await eventually(
+      async () => (await post(gateway, { name: 'abandoned' }, { key })).status === 409 || undefined,
+    );
+    abandoned.abort();
+    await expect(first).rejects.toThrow();
+    await sleep(200); // the gateway sees the connection closed before the operation completes
+    release();
+    const retry = await eventually(async () => {
+      const reply = await post(gateway, { name: 'abandoned' }, { key });
+      return reply.status === 409 ? undefined : reply;
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(gateway.projects.state.created).toBe(created + 1);
+  });
+
   it('keeps the keys of two teams apart', async () => {
     const key = uniqueName('shared-key');
     const a = await post(gateway, { name: 'same' }, { key, team: 'team_a' });

@@ -118,9 +118,10 @@ type Write = (chunk: unknown, ...rest: unknown[]) => boolean;
 type End = (chunk?: unknown, ...rest: unknown[]) => Response;
 
 /**
- * Keeps the answer the handler writes (when `kept`) or frees the key, as the handler ends the response;
- * the key is also freed when the connection closes before that. A gateway that dies frees it by the
- * lock's expiry.
+ * Keeps the answer the handler writes (when `kept`) or frees the key, as the handler ends the response.
+ * A client that went away meanwhile changes nothing: the operation still completes, and its retry must
+ * find the answer rather than run again. A handler that never ends (a gateway that died) frees the key
+ * by the lock's expiry.
  */
 function keepAnswer(res: Response, lock: IdempotencyLock): void {
   const chunks: Buffer[] = [];
@@ -161,9 +162,4 @@ function keepAnswer(res: Response, lock: IdempotencyLock): void {
     settle();
     return end(chunk, ...rest);
   };
-  res.once('close', () => {
-    if (settled) return;
-    settled = true;
-    void lock.release();
-  });
 }
