@@ -14,6 +14,7 @@ import { bodyTimeout, requestContext } from './http/request-context';
 import { textRule } from './http/text-rule';
 import { requestValidators } from './openapi/validator';
 import { connectionRoutes } from './routes/connections';
+import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
 import { projectRoutes } from './routes/projects';
 import { scimRoutes } from './routes/scim';
 
@@ -32,8 +33,10 @@ export interface GatewayDeps {
   backendsReady: () => Promise<Record<string, boolean>>;
   /** Express `trust proxy`: which X-Forwarded-For hops give the client address (default: none). */
   trustProxy?: boolean | number | string;
-  /** A request body not fully arrived within this many ms is answered 408 (default 30 s). */
+  /** A request body not fully arrived within this many ms is answered 408 (default 30 s); not uploads. */
   bodyTimeoutMs?: number;
+  /** Size limit and idle timeout of cost-data uploads (default 2 GiB, 30 s). */
+  upload?: UploadLimits;
   /** True once a graceful stop has begun: /readyz then fails so load balancers drain this replica. */
   draining: () => boolean;
   auth: Authenticator;
@@ -52,7 +55,8 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(requestContext);
   // The access log and the request duration histogram share one listener per request.
   app.use(accessLog(deps.logger, (labels, seconds) => metrics.httpRequests.observe(labels, seconds)));
-  app.use(bodyTimeout(deps.bodyTimeoutMs ?? 30_000));
+  // An upload may take minutes: it has an idle timeout of its own instead (routes/cost-data.ts).
+  app.use(bodyTimeout(deps.bodyTimeoutMs ?? 30_000, isCostDataUpload));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -76,6 +80,8 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   // API keys and OAuth tokens open /v1; SCIM tokens open /scim/v2 and nothing else.
   app.use('/v1', deps.auth.authenticate(['api_key', 'oauth']), limit, requireGuardScopes);
   app.use('/scim/v2', deps.auth.authenticate(['scim_token']), limit);
+  // Uploads stream their body to the costs service, so they are routed before the JSON parser.
+  app.use('/v1/guard/connections', costDataRoutes(deps.costData, deps.upload));
   app.use(jsonBody);
   app.use('/v1', textRule('guard'));
   app.use('/scim/v2', textRule('scim'));

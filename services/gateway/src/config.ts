@@ -54,8 +54,20 @@ export const gatewayConfig = baseConfig
     HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     /** Time allowed for reading a request body; a slower body is answered 408. */
     BODY_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
-    /** Time allowed for a whole request to arrive (node's requestTimeout); must stay under the lease TTL. */
+    /**
+     * Time allowed for a whole request to arrive; must stay under the lease TTL. No longer given to node as
+     * its requestTimeout, which is server-wide and would cut uploads: HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS
+     * bound every other request (headers, then body), UPLOAD_IDLE_TIMEOUT_MS an upload.
+     */
     REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(45_000),
+    /** Largest cost-data upload, in bytes as sent (compressed when gzip); 2 GiB by default. Larger is 413. */
+    UPLOAD_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(2 * 1024 ** 3),
+    /** An upload that sends nothing for this long is answered 408 and cancelled. */
+    UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
     /** How long the answer to a POST with an Idempotency-Key is kept for replay (24 h, as Stripe). */
     IDEMPOTENCY_TTL_MS: z.coerce
       .number()

@@ -80,6 +80,7 @@ export async function startGateway(
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustProxy: config.TRUST_PROXY,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,
+    upload: { maxBytes: config.UPLOAD_MAX_BYTES, idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS },
     auth,
     limiter,
     idempotency: idempotencyStore,
@@ -92,7 +93,10 @@ export async function startGateway(
       // Below the concurrency lease, so a slow client cannot hold a slot past its expiry. Node checks
       // these every connectionsCheckingInterval (30 s by default, which would overshoot the lease).
       headersTimeout: config.HEADERS_TIMEOUT_MS,
-      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      // Node's requestTimeout is server-wide and would cut a cost-data upload that takes minutes: the
+      // body timeout (BODY_TIMEOUT_MS, after the headers) bounds every other request, an idle timeout
+      // (UPLOAD_IDLE_TIMEOUT_MS) each upload.
+      requestTimeout: 0,
       connectionsCheckingInterval: 1_000,
     },
     app,

@@ -34,10 +34,14 @@ const hasBody = (req: IncomingMessage) =>
 /**
  * Answers 408 (in the envelope of the API) when a request body has not fully arrived within `ms`, and
  * closes the connection: a client trickling its body must not hold its concurrency slot for longer.
+ * Requests `exempt` says so of (uploads) bound their body themselves.
  */
-export function bodyTimeout(ms: number): RequestHandler {
+export function bodyTimeout(
+  ms: number,
+  exempt: (req: IncomingMessage) => boolean = () => false,
+): RequestHandler {
   return (req, res, next) => {
-    if (req.complete || !hasBody(req)) return next();
+    if (req.complete || !hasBody(req) || exempt(req)) return next();
     const timer = setTimeout(() => {
       if (req.complete || res.headersSent) return;
       res.setHeader('Connection', 'close');
