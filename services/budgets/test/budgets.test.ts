@@ -19,13 +19,24 @@ afterAll(() => f?.stop());
 const projectOf = async (team: { teamId: string }, connectionIds: string[] = []) =>
   f.projects.createProject({ name: `p-${newId('project').slice(-10)}`, connectionIds }, team);
 
-const valid = (projectId: string, extra: Partial<budgets.CreateBudgetRequest> = {}) => ({
+interface CreateFields {
+  projectId: string;
+  name: string;
+  amount: number;
+  currency: string;
+  period: string;
+  thresholds: number[];
+  tags: Record<string, string>;
+}
+
+const valid = (projectId: string, extra: Partial<CreateFields> = {}): CreateFields => ({
   projectId,
   name: `b-${newId('budget').slice(-10)}`,
   amount: 1000,
   currency: 'USD',
   period: 'monthly',
   thresholds: [50, 80, 100],
+  tags: {},
   ...extra,
 });
 
