@@ -17,6 +17,7 @@ import { connectionRoutes } from './routes/connections';
 import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
 import { projectRoutes } from './routes/projects';
 import { scimRoutes } from './routes/scim';
+import { violationRoutes } from './routes/violations';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -91,6 +92,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   // documents are validated by identity, which owns them.
   const validate = requestValidators(deps.openapi);
   app.use('/v1/guard/projects', projectRoutes(deps.projects, validate));
+  app.use('/v1/guard/violations', violationRoutes(deps.violations, validate));
   app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
