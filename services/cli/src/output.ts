@@ -83,7 +83,19 @@ export function createOutput(io: Io, mode: OutputMode) {
     io.stderr.write(`Store this ${noun} now: it will not be shown again.\n`);
   }
 
-  return { show, list, secret };
+  /** An action with nothing to show (a deletion): a sentence for people, `quiet` alone, or `asJson`. */
+  function done(sentence: string, quiet: string, asJson: unknown): void {
+    if (mode === 'json') json(asJson);
+    else if (mode === 'quiet') io.stdout.write(`${quiet}\n`);
+    else io.stdout.write(`${sentence}\n`);
+  }
+
+  /** A hint for people (e.g. that more pages exist), on stderr so it never mixes with the data. */
+  function note(text: string): void {
+    if (mode === 'human') io.stderr.write(`${text}\n`);
+  }
+
+  return { show, list, secret, done, note };
 }
 
 export type Output = ReturnType<typeof createOutput>;

@@ -1,19 +1,24 @@
 import { Command, CommanderError, Option } from 'commander';
-import { identity } from '@costgov/contracts';
+import { costs, identity } from '@costgov/contracts';
 import { DomainError } from '@costgov/errors';
 import { createRpcClient, type CallContext, type RpcClient } from '@costgov/rpc';
 import { version } from '../package.json';
+import { registerConnections } from './commands/connections';
 import { registerCredits } from './commands/credits';
 import { registerKeys } from './commands/keys';
+import { registerRates } from './commands/rates';
 import { registerScimTokens } from './commands/scim-tokens';
 import { registerTeams } from './commands/teams';
 import { createOutput, type Io, type Output, type OutputMode } from './output';
 
 export type IdentityClient = RpcClient<typeof identity.IdentityService>;
+export type RatesClient = RpcClient<typeof costs.RatesService>;
 
 /** What an action works with: the identity service, where to print, and the clock. */
 export interface Session {
   identity: IdentityClient;
+  /** The costs service's exchange rates, at `--costs`; connected on first use. */
+  rates(): RatesClient;
   output: Output;
   now: () => Date;
   /**
@@ -32,9 +37,12 @@ export type Act = <A extends unknown[]>(
 export const exitCodes = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
 
 export const defaultIdentityAddress = '127.0.0.1:50051';
+export const defaultCostsAddress = '127.0.0.1:50054';
 
 interface GlobalOptions {
   identity: string;
+  /** Set on the commands that talk to the costs service (rates). */
+  costs?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -48,18 +56,30 @@ const deadlineExceeded = 4;
  * violations; an unreachable service says how to start it. Nothing here exits the process.
  */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
-  let address = io.env.IDENTITY_ADDR || defaultIdentityAddress;
+  // The service a failure to connect is reported about: identity, unless the action asked costs.
+  let target = {
+    service: 'identity',
+    address: io.env.IDENTITY_ADDR || defaultIdentityAddress,
+    env: 'IDENTITY_ADDR',
+  };
 
   function act<A extends unknown[]>(action: (session: Session, ...args: A) => Promise<void>) {
     return async (...args: unknown[]) => {
       const command = args.at(-1) as Command;
       const globals = command.optsWithGlobals<GlobalOptions>();
-      address = globals.identity;
+      target = { service: 'identity', address: globals.identity, env: 'IDENTITY_ADDR' };
       const mode: OutputMode = globals.json ? 'json' : globals.quiet ? 'quiet' : 'human';
-      const client = createRpcClient(identity.IdentityService, address);
+      const client = createRpcClient(identity.IdentityService, target.address);
+      let ratesClient: RatesClient | undefined;
       try {
         const session: Session = {
           identity: client,
+          rates: () => {
+            const address = globals.costs ?? (io.env.COSTS_ADDR || defaultCostsAddress);
+            target = { service: 'costs', address, env: 'COSTS_ADDR' };
+            ratesClient ??= createRpcClient(costs.RatesService, address);
+            return ratesClient;
+          },
           output: createOutput(io, mode),
           now: () => new Date(),
           forTeam: async (teamId) => {
@@ -70,6 +90,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         await action(session, ...(args as A));
       } finally {
         client.close();
+        ratesClient?.close();
       }
     };
   }
@@ -78,13 +99,15 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     await buildProgram(io, act).parseAsync(argv, { from: 'user' });
     return exitCodes.ok;
   } catch (error) {
-    return reportFailure(error, io, address);
+    return reportFailure(error, io, target);
   }
 }
 
 function buildProgram(io: Io, act: Act): Command {
   const program = new Command('costgov')
-    .description('Operate a costgov installation: teams, API keys, SCIM tokens and scan credits.')
+    .description(
+      'Operate a costgov installation: teams, API keys, SCIM tokens, scan credits and exchange rates; manage connections through the REST API.',
+    )
     .version(version)
     .exitOverride()
     .configureOutput({
@@ -110,10 +133,16 @@ function buildProgram(io: Io, act: Act): Command {
   registerKeys(program, act);
   registerScimTokens(program, act);
   registerCredits(program, act);
+  registerConnections(program, act, io.env);
+  registerRates(program, act, io.env);
   return program;
 }
 
-function reportFailure(error: unknown, io: Io, address: string): number {
+function reportFailure(
+  error: unknown,
+  io: Io,
+  { service, address, env }: { service: string; address: string; env: string },
+): number {
   // Commander has printed its message and the usage text already; --help and --version end here too.
   if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
 
@@ -123,8 +152,8 @@ function reportFailure(error: unknown, io: Io, address: string): number {
       transportCode === undefined
         ? error.message
         : transportCode === deadlineExceeded
-          ? `the identity service at ${address} did not answer in time; is it overloaded or stuck?`
-          : `cannot reach the identity service at ${address}; is it running? (npm start, or set IDENTITY_ADDR)`;
+          ? `the ${service} service at ${address} did not answer in time; is it overloaded or stuck?`
+          : `cannot reach the ${service} service at ${address}; is it running? (npm start, or set ${env})`;
     io.stderr.write(`error: ${message}\n`);
     return exitCodes.unreachable;
   }

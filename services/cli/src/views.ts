@@ -1,5 +1,5 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
-import type { identity } from '@costgov/contracts';
+import type { costs, identity } from '@costgov/contracts';
 
 /**
  * What the CLI shows of each resource: plain objects, timestamps as ISO strings (null when unset) and
@@ -94,4 +94,49 @@ export const scimTokenView = (token: identity.ScimToken, now: Date): ScimTokenVi
   createdAt: iso(token.createdAt),
   lastUsedAt: iso(token.lastUsedAt),
   revokedAt: iso(token.revokedAt),
+});
+
+/** A connection as the REST API answers it (snake_case, as in the OpenAPI document). */
+export interface ConnectionJson {
+  id: string;
+  name: string;
+  provider: string;
+  status: string;
+  last_ingested_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConnectionView {
+  id: string;
+  name: string;
+  provider: string;
+  status: string;
+  lastIngestedAt: string | null;
+  createdAt: string | null;
+  updatedAt: string | null;
+}
+
+export const connectionView = (c: ConnectionJson): ConnectionView => ({
+  id: c.id,
+  name: c.name,
+  provider: c.provider,
+  status: c.status,
+  lastIngestedAt: c.last_ingested_at,
+  createdAt: c.created_at,
+  updatedAt: c.updated_at,
+});
+
+export interface RateView {
+  fromCurrency: string;
+  toCurrency: string;
+  rate: number;
+  updatedAt: string | null;
+}
+
+export const rateView = (rate: costs.Rate): RateView => ({
+  fromCurrency: rate.fromCurrency,
+  toCurrency: rate.toCurrency,
+  rate: rate.rate,
+  updatedAt: iso(rate.updatedAt),
 });
