@@ -49,9 +49,21 @@ afterAll(async () => {
 const eventsFor = (id: string) => received.filter((event) => event.subject === id);
 const eventTypesFor = (id: string) => eventsFor(id).map((event) => event.type);
 
-/** Rollup rows of a connection, as the ingestion writes them. */
+/** Cost data of a connection as an upload leaves it: raw rows, their rollups, and the upload's record. */
 async function addCostRows(teamId: string, connectionId: string, count: number) {
+  const uploadId = newId('event');
+  await db.query(
+    `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table) VALUES ($1, $2, $3, 'stored', '-')`,
+    [uploadId, teamId, connectionId],
+  );
   for (let i = 0; i < count; i++) {
+    await db.query(
+      `INSERT INTO cost_records (connection_id, upload_id, billing_period_start, billing_period_end,
+         charge_period_start, charge_period_end, billed_cost, effective_cost, billing_currency)
+       VALUES ($1, $2, '2026-03-01', '2026-04-01', '2026-03-01'::date + $3::int, '2026-03-01'::date + $3::int + 1,
+         1, 1, 'USD')`,
+      [connectionId, uploadId, i],
+    );
     await db.query(
       `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, billing_currency,
          billed_cost, effective_cost, records)
@@ -61,12 +73,18 @@ async function addCostRows(teamId: string, connectionId: string, count: number) 
   }
 }
 
-const costRowsOf = async (connectionId: string) =>
-  (
-    await db.query<{ n: number }>('SELECT count(*)::int AS n FROM daily_costs WHERE connection_id = $1', [
-      connectionId,
-    ])
-  ).rows[0]!.n;
+/** Rows of a connection's cost data in each table that holds it. */
+const costRowsOf = async (connectionId: string) => {
+  const counts = [];
+  for (const table of ['cost_records', 'daily_costs', 'cost_uploads']) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1`,
+      [connectionId],
+    );
+    counts.push(rows[0]!.n);
+  }
+  return counts;
+};
 
 describe(`connections service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.env.NATS_URL ? 'nats' : 'in-process bus'})`, () => {
   it('creates a connection and publishes costs.connection.created', async () => {
@@ -196,7 +214,7 @@ describe(`connections service (${process.env.DATABASE_URL ? 'postgres' : 'pglite
     await expect(client.getConnection({ id: 'con_nope' }, asA)).rejects.toBeInstanceOf(NotFoundError);
     await expect(client.getConnection({ id: newId('project') }, asA)).rejects.toBeInstanceOf(NotFoundError);
     expect(await client.getConnection({ id: theirs.id }, asB)).toEqual(theirs);
-    expect(await costRowsOf(theirs.id)).toBe(2);
+    expect(await costRowsOf(theirs.id)).toEqual([2, 2, 1]);
     const listed = await client.listConnections({ page: { page: 1, perPage: 100 } }, asA);
     expect(listed.connections.map((c) => c.id)).not.toContain(theirs.id);
   });
@@ -209,8 +227,8 @@ describe(`connections service (${process.env.DATABASE_URL ? 'postgres' : 'pglite
     await client.deleteConnection({ id: doomed.id }, asA);
     await expect(client.getConnection({ id: doomed.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
     await expect(client.deleteConnection({ id: doomed.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
-    expect(await costRowsOf(doomed.id)).toBe(0);
-    expect(await costRowsOf(kept.id)).toBe(2);
+    expect(await costRowsOf(doomed.id)).toEqual([0, 0, 0]);
+    expect(await costRowsOf(kept.id)).toEqual([2, 2, 1]);
     const deleted = await eventually(() =>
       eventsFor(doomed.id).find((event) => event.type === 'costs.connection.deleted'),
     );

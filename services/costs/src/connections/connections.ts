@@ -64,12 +64,6 @@ const toConnection = (row: ConnectionRow): Connection => ({
   updatedAt: row.updated_at,
 });
 
-/**
- * Tables holding a connection's cost data besides the rollups: the raw FOCUS rows of the ingestion,
- * whose migrations come later; each is emptied of the connection when it exists.
- */
-const costDataTables = ['daily_costs', 'cost_rows', 'cost_uploads', 'cost_periods'];
-
 /** An id that cannot be a connection's is not found, without a query. */
 function checkConnectionId(id: string): void {
   if (!looksLikeId('connection', id)) throw new NotFoundError('Connection', id);
@@ -209,13 +203,13 @@ export function connectionsFactory({
   async function deleteConnection(teamId: string, id: string): Promise<void> {
     await db.transaction(async (tx) => {
       const connection = await find(tx, teamId, id, true);
-      const { rows } = await tx.query<{ name: string }>(
-        `SELECT table_name AS name FROM information_schema.tables
-         WHERE table_schema = current_schema() AND table_name = ANY ($1::text[])`,
-        [costDataTables],
-      );
-      // Connection ids are unique across teams, and this one is the team's (found above).
-      for (const { name } of rows) await tx.query(`DELETE FROM ${name} WHERE connection_id = $1`, [id]);
+      // Connection ids are unique across teams, and this one is the team's (found above). The lock
+      // waits for an upload's swap (which holds the connection FOR SHARE) and makes a later one find
+      // no connection; an upload still loading keeps its record until it ends, so its staging table
+      // is dropped by the upload itself or by the sweep.
+      await tx.query('DELETE FROM cost_records WHERE connection_id = $1', [id]);
+      await tx.query('DELETE FROM daily_costs WHERE connection_id = $1', [id]);
+      await tx.query("DELETE FROM cost_uploads WHERE connection_id = $1 AND status <> 'loading'", [id]);
       await tx.query('DELETE FROM connections WHERE team_id = $1 AND id = $2', [teamId, id]);
       await publish(tx, 'deleted', connection);
     });
