@@ -13,6 +13,7 @@ import { rateLimit } from './http/rate-limit';
 import { bodyTimeout, requestContext } from './http/request-context';
 import { textRule } from './http/text-rule';
 import { requestValidators } from './openapi/validator';
+import { budgetRoutes } from './routes/budgets';
 import { connectionRoutes } from './routes/connections';
 import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
 import { projectRoutes } from './routes/projects';
@@ -92,6 +93,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   // documents are validated by identity, which owns them.
   const validate = requestValidators(deps.openapi);
   app.use('/v1/guard/projects', projectRoutes(deps.projects, validate));
+  app.use('/v1/guard/budgets', budgetRoutes(deps.budgets, validate));
   app.use('/v1/guard/violations', violationRoutes(deps.violations, validate));
   app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
