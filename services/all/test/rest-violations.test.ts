@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { encodePayload, type CloudEvent } from '@costgov/bus';
@@ -17,6 +21,11 @@ let otherTeamKey: string;
 let readOnlyKey: string;
 let projectId: string;
 const budgetId = newId('budget');
+/** An OAuth token of an active SCIM user of the team, and that user's id. */
+let oauthToken: string;
+let oauthUserId: string;
+let jwks: Server;
+const issuer = 'https://idp.violations.test';
 
 interface Reply {
   status: number;
@@ -84,9 +93,18 @@ const violationCount = async () =>
   (await call('GET', `/v1/guard/projects/${projectId}`)).body.data.violation_count as number;
 
 beforeAll(async () => {
+  const pair = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' };
+  jwks = createServer((_req, res) => res.end(JSON.stringify({ keys: [jwk] })));
+  await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
   const config = loadConfig(systemConfig, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory' });
   system = await startSystem(config, logger, {
-    env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
+    env: {
+      GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
+      OAUTH_ISSUER: issuer,
+      OAUTH_AUDIENCE: 'costgov',
+      OAUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
+    },
     quietBootstrap: true,
     anyPorts: true,
     openDb: (service) => freshDb(service),
@@ -105,6 +123,19 @@ beforeAll(async () => {
   readOnlyKey = (await identityClient.createApiKey({ name: 'dashboard', scopes: ['guard:read'] }, { teamId }))
     .secret;
   identityClient.close();
+  oauthUserId = randomUUID();
+  await system.services
+    .find((s) => s.name === 'identity')!
+    .db.query(
+      `INSERT INTO scim_users (id, team_id, user_name, active, role) VALUES ($1, $2, $3, true, 'member')`,
+      [oauthUserId, teamId, `${oauthUserId}@violations.test`],
+    );
+  oauthToken = await new SignJWT({ sub: oauthUserId, scope: 'guard:read guard:write' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer(issuer)
+    .setAudience('costgov')
+    .setExpirationTime('10m')
+    .sign(pair.privateKey);
 
   const project = await call('POST', '/v1/guard/projects', { body: { name: 'checkout' } });
   expect(project.status).toBe(201);
@@ -119,7 +150,10 @@ beforeAll(async () => {
   await eventually(async () => ((await list()).body.data.length === 3 ? true : undefined));
 });
 
-afterAll(() => system?.stop());
+afterAll(async () => {
+  await system?.stop();
+  await new Promise((resolve) => jwks?.close(resolve));
+});
 
 describe('REST /v1/guard/violations through the gateway', () => {
   it('lists the violations opened from the threshold events, once each, newest first', async () => {
@@ -308,5 +342,16 @@ describe('REST /v1/guard/violations through the gateway', () => {
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body).toEqual(first.body);
+  });
+
+  it('records the SCIM user behind an OAuth token as the actor', async () => {
+    // The info violation, acknowledged with an API key above.
+    const id = idsOf(await list('?severity=info&status=acknowledged'))[0]!;
+    const reply = await call('POST', `/v1/guard/violations/${id}/resolve`, {
+      key: oauthToken,
+      body: { note: 'Handled by the on-call engineer.' },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toMatchObject({ status: 'resolved', resolved_by: oauthUserId });
   });
 });
