@@ -33,15 +33,13 @@ export interface TransitionInput {
 const transitions = {
   acknowledged: {
     from: ['open'],
-    verb: 'acknowledged',
     columns: ['acknowledged_by', 'acknowledged_at', 'acknowledge_note'],
   },
   resolved: {
     from: ['open', 'acknowledged'],
-    verb: 'resolved',
     columns: ['resolved_by', 'resolved_at', 'resolve_note'],
   },
-} as const satisfies Record<string, { from: readonly Status[]; verb: string; columns: readonly string[] }>;
+} as const satisfies Record<string, { from: readonly Status[]; columns: readonly string[] }>;
 
 /** An id that cannot be a violation's is not found, without a query. */
 function checkViolationId(id: string): void {
@@ -106,12 +104,12 @@ export function violationsFactory({ db, outbox, now }: { db: Db; outbox: Outbox;
   ): Promise<Violation> {
     const note = checkNote(input.note);
     const actor = checkActor(input.actor);
-    const { from, verb, columns } = transitions[to];
+    const { from, columns } = transitions[to];
     return db.transaction(async (tx) => {
       const current = await find(tx, teamId, id, true);
       if (!(from as readonly Status[]).includes(current.status)) {
         throw new ConflictError(
-          `Violation '${id}' is ${current.status}; only ${from.join(' or ')} violations can be ${verb}.`,
+          `Violation '${id}' is ${current.status}; only ${from.join(' or ')} violations can be ${to}.`,
           [{ field: 'status', message: `is ${current.status}, must be ${from.join(' or ')}` }],
         );
       }
