@@ -398,7 +398,7 @@ describe('Idempotency-Key with keys in Redis', () => {
     await Promise.all(stores.map((store) => store.close()));
     await redis?.close();
   });
-  const openRedisStore = async (options: { ttlMs?: number; url?: string } = {}) => {
+  const openRedisStore = async (options: { ttlMs?: number; lockTtlMs?: number; url?: string } = {}) => {
     const store = createRedisIdempotencyStore({
       url: options.url ?? redis.url,
       logger,
@@ -434,6 +434,36 @@ describe('Idempotency-Key with keys in Redis', () => {
       expect(projects.state.created).toBe(1);
     } finally {
       await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it("frees the key of a gateway that stopped mid-request once its lock expires, and keeps the retry's answer", async () => {
+    const lockTtlMs = 300;
+    const stuck = projectsStandIn();
+    const [dying, healthy] = [
+      await startGateway(await openRedisStore({ lockTtlMs }), stuck),
+      await startGateway(await openRedisStore({ lockTtlMs })),
+    ];
+    const releaseStuck = stuck.holdCreations(); // this gateway never gets to answer
+    try {
+      const key = uniqueName('stopped');
+      const lost = post(dying, { name: 'stopped' }, { key }).catch(() => undefined);
+      await eventually(
+        async () => (await post(healthy, { name: 'stopped' }, { key })).status === 409 || undefined,
+      );
+      await sleep(lockTtlMs + 100);
+      const retry = await post(healthy, { name: 'stopped' }, { key });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBeNull();
+      // The stopped request finishing late does not overwrite the answer its retry stored.
+      releaseStuck();
+      await lost;
+      const again = await post(healthy, { name: 'stopped' }, { key });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.text).toBe(retry.text);
+    } finally {
+      releaseStuck();
+      await Promise.all([dying.close(), healthy.close()]);
     }
   });
 
