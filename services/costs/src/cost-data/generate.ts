@@ -131,15 +131,13 @@ export function* focusLines(options: GenerateOptions): Generator<string> {
   const columns = [...focusColumns[version], ...extraColumns];
   yield `${columns.join(',')}\n`;
 
-  for (let i = 0; i < rows; i++) {
-    const service = pick(services);
-    const resourceNumber = Math.floor(random() * 500);
-    const [regionId, regionName] = pick(regions);
-    const hour = Math.floor(random() * hours);
-    const quantity = Math.max(0.001, random() * service.maxQuantity);
-    const listCost = quantity * service.unitPrice;
-    const discount = random() < 0.3 ? 0.72 : 1; // about a third covered by a commitment discount
-    const tags =
+  // Like a real export: each resource has one row per hour, so a day of a resource is 24 rows.
+  const resources = Array.from({ length: Math.max(1, Math.ceil(rows / hours)) }, (_, n) => ({
+    service: pick(services),
+    number: n,
+    region: pick(regions),
+    discount: random() < 0.3 ? 0.72 : 1, // about a third covered by a commitment discount
+    tags:
       random() < 0.2
         ? 'NULL'
         : quote(
@@ -148,7 +146,17 @@ export function* focusLines(options: GenerateOptions): Generator<string> {
               environment: pick(environments),
               team: pick(teams),
             }),
-          );
+          ),
+  }));
+
+  for (let i = 0; i < rows; i++) {
+    const resource = resources[i % resources.length]!;
+    const { service, discount, tags } = resource;
+    const resourceNumber = resource.number;
+    const [regionId, regionName] = resource.region;
+    const hour = Math.floor(i / resources.length) % hours;
+    const quantity = Math.max(0.001, random() * service.maxQuantity);
+    const listCost = quantity * service.unitPrice;
     const values: Record<string, string> = {
       AvailabilityZone: `${regionId}a`,
       BilledCost: (listCost * discount).toFixed(10),

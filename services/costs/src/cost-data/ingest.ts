@@ -140,6 +140,8 @@ export function costDataFactory({
         connectionId,
       ]);
       await checkConnection(tx, teamId, connectionId, true); // disabled or deleted while the file streamed
+      // Room for the rollup's grouping to hash in memory rather than sort on disk.
+      await tx.query(`SET LOCAL work_mem = '64MB'`);
       const periods = facts.billingPeriods;
       const replaced = await tx.query(
         `DELETE FROM cost_records WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
