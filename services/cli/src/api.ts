@@ -31,7 +31,7 @@ export interface ApiReply<T> {
 }
 
 /** The error envelope's code as the DomainError the CLI reports (exit 1, message and field details). */
-function errorOf(status: number, body: unknown): DomainError {
+export function errorOf(status: number, body: unknown): DomainError {
   const error = (body as { error?: { code?: string; message?: string; details?: unknown } } | undefined)
     ?.error;
   const details = Array.isArray(error?.details)

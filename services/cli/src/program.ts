@@ -5,6 +5,7 @@ import { createRpcClient, type CallContext, type RpcClient } from '@costgov/rpc'
 import { version } from '../package.json';
 import { registerConnections } from './commands/connections';
 import { registerCredits } from './commands/credits';
+import { registerIngest } from './commands/ingest';
 import { registerKeys } from './commands/keys';
 import { registerRates } from './commands/rates';
 import { registerScimTokens } from './commands/scim-tokens';
@@ -106,7 +107,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 function buildProgram(io: Io, act: Act): Command {
   const program = new Command('costgov')
     .description(
-      'Operate a costgov installation: teams, API keys, SCIM tokens, scan credits and exchange rates; manage connections through the REST API.',
+      'Operate a costgov installation: teams, API keys, SCIM tokens, scan credits and exchange rates; manage connections and upload cost data (ingest) through the REST API.',
     )
     .version(version)
     .exitOverride()
@@ -134,6 +135,7 @@ function buildProgram(io: Io, act: Act): Command {
   registerScimTokens(program, act);
   registerCredits(program, act);
   registerConnections(program, act, io.env);
+  registerIngest(program, act, io);
   registerRates(program, act, io.env);
   return program;
 }
