@@ -1,0 +1,475 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '@costgov/config';
+import { identity } from '@costgov/contracts';
+import { newId } from '@costgov/ids';
+import { createLogger } from '@costgov/log';
+import { createRpcClient } from '@costgov/rpc';
+import { eventually, freshDb, testBus } from '@costgov/testing';
+import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+
+const logger = createLogger('test', 'silent');
+const bootstrapKey = 'cg_live_restbudgetsbootstrapkey000000000000';
+let system: RunningSystem;
+let otherTeamKey: string;
+let readOnlyKey: string;
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+async function call(
+  method: string,
+  path: string,
+  options: { key?: string | null; body?: unknown; raw?: string; contentType?: string } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  const key = options.key === undefined ? bootstrapKey : options.key;
+  if (key) headers.authorization = `Bearer ${key}`;
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  const response = await fetch(`${system.url}${path}`, { method, headers, body });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+const expectError = (reply: Reply, status: number, code: string) => {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
+  expect(reply.body.error).toMatchObject({ code, message: expect.any(String), details: expect.any(Array) });
+};
+
+const fieldsOf = (reply: Reply) => (reply.body.error.details as Array<{ field: string }>).map((d) => d.field);
+
+beforeAll(async () => {
+  const config = loadConfig(systemConfig, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory' });
+  system = await startSystem(config, logger, {
+    env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
+    quietBootstrap: true,
+    anyPorts: true,
+    openDb: (service) => freshDb(service),
+    bus: await testBus(logger),
+  });
+  const identityPort = system.services.find((s) => s.name === 'identity')!.port;
+  const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
+  const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
+  otherTeamKey = (
+    await identityClient.createApiKey(
+      { name: 'ci', scopes: ['guard:read', 'guard:write'] },
+      { teamId: other.id },
+    )
+  ).secret;
+  readOnlyKey = (
+    await identityClient.createApiKey(
+      { name: 'dashboard', scopes: ['guard:read'] },
+      { teamId: system.bootstrap!.teamId },
+    )
+  ).secret;
+  identityClient.close();
+}, 60_000);
+
+afterAll(() => system?.stop());
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix}-${++counter}-${Date.now()}`;
+
+async function newConnection(key?: string): Promise<string> {
+  const reply = await call('POST', '/v1/guard/connections', {
+    key,
+    body: { name: unique('aws'), provider: 'aws' },
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.data.id;
+}
+
+async function newProject(connectionIds: string[] = [], key?: string): Promise<string> {
+  const reply = await call('POST', '/v1/guard/projects', {
+    key,
+    body: { name: unique('project'), connection_ids: connectionIds },
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.data.id;
+}
+
+const budgetBody = (projectId: string, extra: Record<string, unknown> = {}) => ({
+  project_id: projectId,
+  name: unique('budget'),
+  amount: 1000,
+  currency: 'USD',
+  period: 'monthly',
+  thresholds: [50, 80, 100],
+  ...extra,
+});
+
+/** A small FOCUS export of this month: one row per (EffectiveCost, team tag). */
+function focusFile(rows: Array<{ cost: number; team: string }>): string {
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  const header =
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,Tags';
+  const lines = rows.map(({ cost, team }, i) => {
+    const day = new Date(start.getTime() + (i % Math.max(1, now.getUTCDate())) * 86_400_000);
+    const tags = `"${JSON.stringify({ team }).replaceAll('"', '""')}"`;
+    return [
+      cost,
+      cost,
+      'USD',
+      stamp(start),
+      stamp(end),
+      stamp(day),
+      stamp(new Date(day.getTime() + 3_600_000)),
+      'EC2',
+      `i-${i}`,
+      tags,
+    ].join(',');
+  });
+  return `${header}\n${lines.join('\n')}\n`;
+}
+
+describe('REST /v1/guard/budgets through the gateway', () => {
+  describe('authentication', () => {
+    it('answers 401 without a credential and 403 to a write with a read-only key', async () => {
+      expectError(await call('GET', '/v1/guard/budgets', { key: null }), 401, 'unauthorized');
+      const projectId = await newProject();
+      expectError(
+        await call('POST', '/v1/guard/budgets', { key: readOnlyKey, body: budgetBody(projectId) }),
+        403,
+        'forbidden',
+      );
+      expect((await call('GET', '/v1/guard/budgets', { key: readOnlyKey })).status).toBe(200);
+    });
+  });
+
+  describe('lifecycle', () => {
+    it('creates (201 + Location), reads, lists, updates and deletes (204) a budget', async () => {
+      const projectId = await newProject();
+      const created = await call('POST', '/v1/guard/budgets', {
+        body: budgetBody(projectId, { name: 'Compute', thresholds: [100, 50], tags: { env: 'prod' } }),
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const budget = created.body.data;
+      expect(created.headers.get('location')).toBe(`/v1/guard/budgets/${budget.id}`);
+      expect(Object.keys(budget).sort()).toEqual(
+        [
+          'id',
+          'project_id',
+          'name',
+          'amount',
+          'currency',
+          'period',
+          'current_spend',
+          'percentage_used',
+          'forecast_spend',
+          'unconverted_spend',
+          'status',
+          'thresholds',
+          'tags',
+          'period_start',
+          'period_end',
+          'evaluated_at',
+          'created_at',
+          'updated_at',
+        ].sort(),
+      );
+      expect(budget).toMatchObject({
+        project_id: projectId,
+        name: 'Compute',
+        amount: 1000,
+        currency: 'USD',
+        period: 'monthly',
+        current_spend: 0,
+        percentage_used: 0,
+        forecast_spend: 0,
+        unconverted_spend: [],
+        status: 'active',
+        thresholds: [
+          { percentage: 50, notified_at: null },
+          { percentage: 100, notified_at: null },
+        ],
+        tags: { env: 'prod' },
+      });
+      const now = new Date();
+      expect(budget.period_start).toBe(
+        new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
+      );
+
+      const read = await call('GET', `/v1/guard/budgets/${budget.id}`);
+      expect(read.status).toBe(200);
+      expect(read.body.data).toEqual(budget);
+      const listed = await call('GET', `/v1/guard/budgets?project_id=${projectId}`);
+      expect(listed.body.data.map((b: { id: string }) => b.id)).toEqual([budget.id]);
+      expect(listed.body.meta).toEqual({ current_page: 1, per_page: 25, total_pages: 1, total_count: 1 });
+
+      const patched = await call('PATCH', `/v1/guard/budgets/${budget.id}`, {
+        body: { amount: 2500, period: 'yearly', thresholds: [90], tags: {} },
+      });
+      expect(patched.status).toBe(200);
+      expect(patched.body.data).toMatchObject({
+        amount: 2500,
+        period: 'yearly',
+        thresholds: [{ percentage: 90, notified_at: null }],
+        tags: {},
+        period_start: new Date(Date.UTC(now.getUTCFullYear(), 0, 1)).toISOString(),
+        period_end: new Date(Date.UTC(now.getUTCFullYear() + 1, 0, 1)).toISOString(),
+      });
+      const archived = await call('PATCH', `/v1/guard/budgets/${budget.id}`, {
+        body: { status: 'archived' },
+      });
+      expect(archived.body.data.status).toBe('archived');
+
+      const deleted = await call('DELETE', `/v1/guard/budgets/${budget.id}`);
+      expect(deleted.status).toBe(204);
+      expect(deleted.body).toBeUndefined();
+      expectError(await call('GET', `/v1/guard/budgets/${budget.id}`), 404, 'not_found');
+    });
+
+    it('the project read shows the budget summaries and counts the ones not archived', async () => {
+      const projectId = await newProject();
+      const kept = (await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId) })).body.data;
+      const old = (await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId) })).body.data;
+      await call('PATCH', `/v1/guard/budgets/${old.id}`, { body: { status: 'archived' } });
+      const project = (await call('GET', `/v1/guard/projects/${projectId}`)).body.data;
+      expect(project.budget_count).toBe(1);
+      expect(project.budgets).toEqual([
+        {
+          id: kept.id,
+          name: kept.name,
+          amount: 1000,
+          currency: 'USD',
+          period: 'monthly',
+          percentage_used: 0,
+          status: 'active',
+        },
+        {
+          id: old.id,
+          name: old.name,
+          amount: 1000,
+          currency: 'USD',
+          period: 'monthly',
+          percentage_used: 0,
+          status: 'archived',
+        },
+      ]);
+    });
+  });
+
+  describe('bad input', () => {
+    it('answers 422 with one detail per field for a body the document refuses, and stores nothing', async () => {
+      const projectId = await newProject();
+      const reply = await call('POST', '/v1/guard/budgets', {
+        body: {
+          project_id: projectId,
+          name: '',
+          amount: 0,
+          currency: 'usd',
+          period: 'weekly',
+          thresholds: [],
+          tags: { env: 1 },
+          colour: 'red',
+        },
+      });
+      expectError(reply, 422, 'validation_error');
+      expect(fieldsOf(reply)).toEqual(
+        expect.arrayContaining(['name', 'amount', 'currency', 'period', 'thresholds', 'tags.env', 'colour']),
+      );
+      expect((await call('GET', `/v1/guard/budgets?project_id=${projectId}`)).body.data).toEqual([]);
+    });
+
+    it('answers 422 for what only the service knows: a well-shaped but unknown currency code', async () => {
+      const projectId = await newProject();
+      const reply = await call('POST', '/v1/guard/budgets', {
+        body: budgetBody(projectId, { currency: 'XYZ' }),
+      });
+      expectError(reply, 422, 'validation_error');
+      expect(reply.body.error.details).toEqual([
+        { field: 'currency', message: expect.stringContaining("'XYZ' is not an ISO 4217 currency code") },
+      ]);
+    });
+
+    it('answers 422 to a PATCH setting status breached', async () => {
+      const projectId = await newProject();
+      const budget = (await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId) })).body.data;
+      const reply = await call('PATCH', `/v1/guard/budgets/${budget.id}`, { body: { status: 'breached' } });
+      expectError(reply, 422, 'validation_error');
+      expect(fieldsOf(reply)).toEqual(['status']);
+    });
+
+    it('answers 404 for a project of another team and 409 for an archived project or a taken name', async () => {
+      const theirs = await newProject([], otherTeamKey);
+      expectError(await call('POST', '/v1/guard/budgets', { body: budgetBody(theirs) }), 404, 'not_found');
+      const archived = await newProject();
+      await call('PATCH', `/v1/guard/projects/${archived}`, { body: { status: 'archived' } });
+      expectError(await call('POST', '/v1/guard/budgets', { body: budgetBody(archived) }), 409, 'conflict');
+      const projectId = await newProject();
+      await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId, { name: 'Taken' }) });
+      expectError(
+        await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId, { name: 'TAKEN' }) }),
+        409,
+        'conflict',
+      );
+    });
+
+    it("answers 404 to every operation on another team's budget and leaves it as it was", async () => {
+      const projectId = await newProject();
+      const budget = (await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId) })).body.data;
+      const key = otherTeamKey;
+      expectError(await call('GET', `/v1/guard/budgets/${budget.id}`, { key }), 404, 'not_found');
+      expectError(
+        await call('PATCH', `/v1/guard/budgets/${budget.id}`, { key, body: { amount: 1 } }),
+        404,
+        'not_found',
+      );
+      expectError(await call('DELETE', `/v1/guard/budgets/${budget.id}`, { key }), 404, 'not_found');
+      expect((await call('GET', `/v1/guard/budgets?project_id=${projectId}`, { key })).body.data).toEqual([]);
+      expect((await call('GET', `/v1/guard/budgets/${budget.id}`)).body.data).toEqual(budget);
+    });
+
+    it('refuses an unknown connection on a project, naming it', async () => {
+      const known = await newConnection();
+      const unknown = `con_${newId('connection').slice(4)}`;
+      const reply = await call('POST', '/v1/guard/projects', {
+        body: { name: unique('p'), connection_ids: [known, unknown] },
+      });
+      expectError(reply, 422, 'validation_error');
+      expect(reply.body.error.details).toEqual([
+        { field: 'connection_ids[1]', message: `'${unknown}' is not a connection of this team` },
+      ]);
+      const theirs = await newConnection(otherTeamKey);
+      const patch = await call('PATCH', `/v1/guard/projects/${await newProject([known])}`, {
+        body: { connection_ids: [theirs] },
+      });
+      expectError(patch, 422, 'validation_error');
+    });
+  });
+
+  describe('list', () => {
+    const rows = [
+      { name: 'delta', amount: 300 },
+      { name: 'Alpha', amount: 100 },
+      { name: 'charlie', amount: 500 },
+      { name: 'Bravo', amount: 200 },
+    ];
+    let projectId: string;
+    let ids: string[] = [];
+
+    beforeAll(async () => {
+      projectId = await newProject();
+      ids = [];
+      for (const row of rows) {
+        ids.push(
+          (await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId, row) })).body.data.id,
+        );
+      }
+      await call('PATCH', `/v1/guard/budgets/${ids[2]}`, { body: { status: 'archived' } });
+    });
+
+    it.each([
+      ['amount', ['Alpha', 'Bravo', 'delta', 'charlie']],
+      ['name', ['Alpha', 'Bravo', 'charlie', 'delta']],
+      ['created_at', ['delta', 'Alpha', 'charlie', 'Bravo']],
+    ])('sorts by %s both ways', async (field, ascending) => {
+      const up = await call('GET', `/v1/guard/budgets?project_id=${projectId}&sort=${field}`);
+      expect(up.body.data.map((b: { name: string }) => b.name)).toEqual(ascending);
+      const down = await call('GET', `/v1/guard/budgets?project_id=${projectId}&sort=-${field}`);
+      expect(down.body.data.map((b: { name: string }) => b.name)).toEqual([...ascending].reverse());
+    });
+
+    it.each(['current_spend', 'percentage_used'])('sorts by %s both ways, ties by id', async (field) => {
+      const up = await call('GET', `/v1/guard/budgets?project_id=${projectId}&sort=${field}`);
+      expect(up.body.data.map((b: { id: string }) => b.id)).toEqual(ids);
+      const down = await call('GET', `/v1/guard/budgets?project_id=${projectId}&sort=-${field}`);
+      expect(down.body.data.map((b: { id: string }) => b.id)).toEqual([...ids].reverse());
+    });
+
+    it('filters by status', async () => {
+      const archived = await call('GET', `/v1/guard/budgets?project_id=${projectId}&status=archived`);
+      expect(archived.body.data.map((b: { id: string }) => b.id)).toEqual([ids[2]]);
+      const active = await call('GET', `/v1/guard/budgets?project_id=${projectId}&status=active`);
+      expect(active.body.meta.total_count).toBe(3);
+    });
+
+    it('pages with meta arithmetic', async () => {
+      const page = await call('GET', `/v1/guard/budgets?project_id=${projectId}&per_page=3&page=2`);
+      expect(page.body.meta).toEqual({ current_page: 2, per_page: 3, total_pages: 2, total_count: 4 });
+      expect(page.body.data).toHaveLength(1);
+      const past = await call('GET', `/v1/guard/budgets?project_id=${projectId}&per_page=3&page=3`);
+      expect(past.body.data).toEqual([]);
+    });
+
+    it.each([
+      ['page=0', 'page'],
+      ['per_page=0', 'per_page'],
+      ['per_page=101', 'per_page'],
+      ['per_page=abc', 'per_page'],
+      ['sort=forecast_spend', 'sort'],
+      ['sort=-colour', 'sort'],
+      ['status=open', 'status'],
+    ])('answers 400 to %s', async (query, field) => {
+      const reply = await call('GET', `/v1/guard/budgets?${query}`);
+      expectError(reply, 400, 'bad_request');
+      expect(fieldsOf(reply)).toContain(field);
+    });
+  });
+
+  describe('spend from uploaded cost data', () => {
+    it('counts the FOCUS EffectiveCost of the project connections by tag, crosses thresholds and breaches', async () => {
+      const connection = await newConnection();
+      const projectId = await newProject([connection]);
+      const all = (
+        await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId, { name: 'all', amount: 100 }) })
+      ).body.data;
+      const web = (
+        await call('POST', '/v1/guard/budgets', {
+          body: budgetBody(projectId, { name: 'web', amount: 100, tags: { team: 'web' } }),
+        })
+      ).body.data;
+      const rows = [
+        { cost: 30.25, team: 'web' },
+        { cost: 12.5, team: 'data' },
+        { cost: 40, team: 'web' },
+        { cost: 25.75, team: 'data' },
+      ];
+      const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
+        raw: focusFile(rows),
+        contentType: 'text/csv',
+      });
+      expect(upload.status, JSON.stringify(upload.body)).toBe(200);
+
+      const total = rows.reduce((sum, r) => sum + r.cost, 0);
+      const webTotal = rows.filter((r) => r.team === 'web').reduce((sum, r) => sum + r.cost, 0);
+      const allRead = await eventually(async () => {
+        const read = (await call('GET', `/v1/guard/budgets/${all.id}`)).body.data;
+        return read.current_spend > 0 ? read : undefined;
+      });
+      expect(allRead.current_spend).toBeCloseTo(total, 6);
+      expect(allRead).toMatchObject({ status: 'breached', percentage_used: 108.5 });
+      expect(allRead.thresholds.every((t: { notified_at: string | null }) => t.notified_at !== null)).toBe(
+        true,
+      );
+      expect(allRead.forecast_spend).toBeGreaterThanOrEqual(allRead.current_spend);
+
+      const webRead = await eventually(async () => {
+        const read = (await call('GET', `/v1/guard/budgets/${web.id}`)).body.data;
+        return read.current_spend > 0 ? read : undefined;
+      });
+      expect(webRead.current_spend).toBeCloseTo(webTotal, 6);
+      expect(webRead.status).toBe('active');
+      expect(webRead.thresholds.map((t: { notified_at: string | null }) => t.notified_at !== null)).toEqual([
+        true,
+        false,
+        false,
+      ]);
+
+      const breached = await call('GET', `/v1/guard/budgets?project_id=${projectId}&status=breached`);
+      expect(breached.body.data.map((b: { id: string }) => b.id)).toEqual([all.id]);
+      const project = (await call('GET', `/v1/guard/projects/${projectId}`)).body.data;
+      expect(project.budgets.find((b: { id: string }) => b.id === all.id).percentage_used).toBe(108.5);
+
+      // Raising the amount above the spend makes it active at once.
+      const raised = await call('PATCH', `/v1/guard/budgets/${all.id}`, { body: { amount: 200 } });
+      expect(raised.body.data).toMatchObject({ status: 'active', percentage_used: 54.25 });
+    });
+  });
+});
