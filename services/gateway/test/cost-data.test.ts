@@ -130,9 +130,9 @@ const csv = 'BilledCost,EffectiveCost,BillingCurrency\n1,1,USD\n2,2,USD\n';
 function post(
   body: BodyInit,
   headers: Record<string, string> = { 'content-type': 'text/csv' },
-  options: { id?: string; credential?: string } = {},
+  options: { id?: string; credential?: string; query?: string } = {},
 ) {
-  return fetch(`${base}/v1/guard/connections/${options.id ?? 'con_1'}/cost-data`, {
+  return fetch(`${base}/v1/guard/connections/${options.id ?? 'con_1'}/cost-data${options.query ?? ''}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${options.credential ?? writer}`, ...headers },
     body,
@@ -386,6 +386,18 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
       body: csv,
     });
     expect(anonymous.status).toBe(401);
+    expect(received.start).toBeUndefined();
+  });
+
+  it('refuses a query parameter (400): the operation has none', async () => {
+    const response = await post(csv, undefined, { query: '?dry_run=true' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: {
+        code: 'bad_request',
+        details: [{ field: 'dry_run', message: 'is not a parameter of this operation' }],
+      },
+    });
     expect(received.start).toBeUndefined();
   });
 

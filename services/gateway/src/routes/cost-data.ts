@@ -139,16 +139,28 @@ export function costDataRoutes(client: CostDataClient, limits: UploadLimits = de
   const router = Router();
 
   router.post('/:id/cost-data', textRule('guard'), async (req, res) => {
-    const contentEncoding = contentEncodingOf(req);
-    const declaredBytes = Number(req.get('content-length') ?? 0);
-    if (declaredBytes > limits.maxBytes) throw tooLarge(limits);
-    const start: UploadPart = {
-      part: {
-        case: 'start',
-        value: { connectionId: String(req.params.id), contentEncoding, declaredBytes: BigInt(declaredBytes) },
-      },
-    };
     try {
+      // The operation has no query parameters; as elsewhere, an unknown one is an error, not ignored.
+      const unknown = Object.keys(req.query as object);
+      if (unknown.length > 0) {
+        throw new BadRequestError(
+          `'${unknown[0]}' is not a parameter of this operation.`,
+          unknown.map((field) => ({ field, message: 'is not a parameter of this operation' })),
+        );
+      }
+      const contentEncoding = contentEncodingOf(req);
+      const declaredBytes = Number(req.get('content-length') ?? 0);
+      if (declaredBytes > limits.maxBytes) throw tooLarge(limits);
+      const start: UploadPart = {
+        part: {
+          case: 'start',
+          value: {
+            connectionId: String(req.params.id),
+            contentEncoding,
+            declaredBytes: BigInt(declaredBytes),
+          },
+        },
+      };
       const summary = await client.uploadCostData(uploadParts(req, start, limits), callContext(req));
       sendData(res, 200, ingestSummaryJson(summary));
     } finally {
