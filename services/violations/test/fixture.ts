@@ -116,7 +116,7 @@ export function budgetDeletedEvent(ref: BudgetRef): CloudEvent {
 }
 
 /** Waits until the service has processed the event (its id is in the inbox). */
-export async function processed(fixture: Fixture, event: CloudEvent): Promise<void> {
+export async function processed(fixture: Pick<Fixture, 'db'>, event: CloudEvent): Promise<void> {
   await eventually(async () => {
     const { rows } = await fixture.db.query('SELECT 1 FROM inbox WHERE event_id = $1', [event.id]);
     return rows.length > 0 ? true : undefined;
@@ -124,13 +124,13 @@ export async function processed(fixture: Fixture, event: CloudEvent): Promise<vo
 }
 
 /** Publishes events in order and waits until each was processed. */
-export async function deliver(fixture: Fixture, ...list: CloudEvent[]): Promise<void> {
+export async function deliver(fixture: Pick<Fixture, 'bus' | 'db'>, ...list: CloudEvent[]): Promise<void> {
   for (const event of list) await fixture.bus.publish(event);
   for (const event of list) await processed(fixture, event);
 }
 
 /** The violations of a budget, lowest threshold first, as the service stores them. */
-export async function violationsOf(fixture: Fixture, budgetId: string) {
+export async function violationsOf(fixture: Pick<Fixture, 'db'>, budgetId: string) {
   const { rows } = await fixture.db.query<{
     id: string;
     severity: string;
@@ -148,7 +148,10 @@ export async function violationsOf(fixture: Fixture, budgetId: string) {
 }
 
 /** The violation events the service wrote to its outbox for one violation or budget, oldest first. */
-export async function violationEvents(fixture: Fixture, where: { budgetId?: string; violationId?: string }) {
+export async function violationEvents(
+  fixture: Pick<Fixture, 'db'>,
+  where: { budgetId?: string; violationId?: string },
+) {
   const { rows } = await fixture.db.query<{ type: string; data: events.ViolationChanged }>(
     `SELECT type, data FROM outbox WHERE type LIKE 'violations.violation.%'
        AND ($1::text IS NULL OR data->>'budgetId' = $1) AND ($2::text IS NULL OR data->>'violationId' = $2)
