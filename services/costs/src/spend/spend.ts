@@ -67,8 +67,10 @@ function scopeOf(
 }
 
 /**
- * Spend read from the daily rollups (`daily_costs`), never from raw rows. The measure is FOCUS
- * `EffectiveCost` (amortized, after discounts and credits: what the team really pays), which budgets use.
+ * Spend read from the daily rollups, never from raw rows: `daily_spend`, the rollups of `daily_costs`
+ * summed over services and resources (kept by triggers), so a month is a few thousand rows. The
+ * measure is FOCUS `EffectiveCost` (amortized, after discounts and credits: what the team really
+ * pays), which budgets use.
  */
 export function spendQueries({ db }: { db: Queryable }) {
   async function getSpend(teamId: string, request: SpendRequest): Promise<Spend> {
@@ -80,7 +82,7 @@ export function spendQueries({ db }: { db: Queryable }) {
     const { rows } = await db.query<{ currency: string; amount: number; last_day: string }>(
       `SELECT billing_currency AS currency, sum(effective_cost) AS amount,
          to_char(max(day), 'YYYY-MM-DD') AS last_day
-       FROM daily_costs WHERE ${scope.where} GROUP BY billing_currency ORDER BY billing_currency`,
+       FROM daily_spend WHERE ${scope.where} GROUP BY billing_currency ORDER BY billing_currency`,
       scope.params,
     );
     const byCurrency = rows.map((row) => ({ currency: row.currency, amount: row.amount }));
@@ -107,7 +109,7 @@ export function spendQueries({ db }: { db: Queryable }) {
     const { rows } = await db.query<{ day: string; currency: string; effective: number; billed: number }>(
       `SELECT to_char(day, 'YYYY-MM-DD') AS day, billing_currency AS currency,
          sum(effective_cost) AS effective, sum(billed_cost) AS billed
-       FROM daily_costs WHERE ${scope.where} GROUP BY day, billing_currency ORDER BY day, billing_currency`,
+       FROM daily_spend WHERE ${scope.where} GROUP BY day, billing_currency ORDER BY day, billing_currency`,
       scope.params,
     );
     return {
@@ -139,7 +141,7 @@ export function spendQueries({ db }: { db: Queryable }) {
       `SELECT billing_currency AS currency, sum(effective_cost) AS total,
          coalesce(sum(effective_cost) FILTER (WHERE tags ?& $${keys}::text[] AND NOT EXISTS (
            SELECT 1 FROM unnest($${keys}::text[]) AS required (key) WHERE tags ->> required.key = '')), 0) AS covered
-       FROM daily_costs WHERE ${scope.where} GROUP BY billing_currency ORDER BY billing_currency`,
+       FROM daily_spend WHERE ${scope.where} GROUP BY billing_currency ORDER BY billing_currency`,
       scope.params,
     );
     const covered = rows.map((row) => ({ currency: row.currency, amount: row.covered }));
