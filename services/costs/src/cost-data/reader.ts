@@ -1,7 +1,7 @@
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { parse, CsvError } from 'csv-parse';
 import { ValidationError, type FieldViolation } from '@costgov/errors';
+import { csvRecords } from './csv-records';
 import {
   columnKinds,
   focusVersionOf,
@@ -114,15 +114,18 @@ export function readFocus(
     }
   }
 
-  async function* chunks(): AsyncGenerator<string> {
-    const parser = parse({ bom: true, skip_empty_lines: true });
-    const input = Readable.from(counted(), { objectMode: false });
-    // How the stages ended: a failing one (a damaged gzip stream) can end the loop without its error.
-    let ended!: (error: Error | null | undefined) => void;
-    const outcome = new Promise<Error | null | undefined>((resolve) => (ended = resolve));
-    const records: AsyncIterable<string[]> =
-      encoding === 'gzip' ? pipeline(input, createGunzip(), parser, ended) : pipeline(input, parser, ended);
+  /** The file as text: gunzipped when it is gzip, decoded as UTF-8 across chunk boundaries. */
+  async function* text(): AsyncGenerator<string> {
+    const decoder = new TextDecoder();
+    for await (const chunk of encoding === 'gzip' ? gunzipped(counted()) : counted()) {
+      const piece = decoder.decode(chunk, { stream: true });
+      if (piece) yield piece;
+    }
+    const rest = decoder.decode();
+    if (rest) yield rest;
+  }
 
+  async function* chunks(): AsyncGenerator<string> {
     const problems: FieldViolation[] = [];
     const problem = (field: string, message: string) => {
       problems.push({ field, message });
@@ -137,76 +140,95 @@ export function readFocus(
     let row = 1;
     let rows = 0;
     const periods = new Set<string>();
+    const timestamps = new Map<string, string>();
     let firstDay = '';
     let lastDay = '';
     let pending = '';
     const line: string[] = new Array<string>(storedColumns.length);
 
     try {
-      for await (const record of records) {
-        if (!header) {
-          header = record;
-          checkHeader(header, problem);
-          // Rows cannot be read against a header that is wrong.
-          if (problems.length > 0) throw new ValidationError(problems, refusal);
-          typed = header.flatMap((name, index) => {
-            const kind = columnKinds[name];
-            return kind ? [{ index, name, kind, required: required.has(name) }] : [];
-          });
-          sources = storedColumns.map(([, focus]) => header!.indexOf(focus));
-          periodStart = header.indexOf('BillingPeriodStart');
-          chargeStart = header.indexOf('ChargePeriodStart');
-          continue;
+      for await (const batch of csvRecords(text())) {
+        for (const { index, message } of batch.problems) {
+          problem(`row ${row + index + 1}`, `is not valid CSV (${message})`);
         }
-        row++;
-        let fine = true;
-        for (let i = 0; i < record.length; i++) {
-          const value = record[i]!;
-          if (value === 'NULL') record[i] = '';
-          else if (value.includes('\0')) {
-            problem(`row ${row}, column ${header[i]}`, 'contains a NUL character');
-            fine = false;
-          }
-        }
-        for (const column of typed) {
-          const value = record[column.index]!;
-          if (value === '') {
-            if (column.required) {
-              problem(`row ${row}, column ${column.name}`, 'is required');
-              fine = false;
-            }
+        for (const record of batch.records) {
+          if (!header) {
+            header = record;
+            checkHeader(header, problem);
+            // Rows cannot be read against a header that is wrong.
+            if (problems.length > 0) throw new ValidationError(problems, refusal);
+            typed = header.flatMap((name, index) => {
+              const kind = columnKinds[name];
+              return kind ? [{ index, name, kind, required: required.has(name) }] : [];
+            });
+            sources = storedColumns.map(([, focus]) => header!.indexOf(focus));
+            periodStart = header.indexOf('BillingPeriodStart');
+            chargeStart = header.indexOf('ChargePeriodStart');
             continue;
           }
-          const wrong = checks[column.kind](value);
-          if (wrong) {
-            problem(`row ${row}, column ${column.name}`, wrong);
-            fine = false;
-          } else if (column.kind === 'datetime') record[column.index] = timestampForCopy(value);
-        }
-        if (!fine || problems.length > 0) continue; // checking goes on; storing has stopped
-        rows++;
-        const period = utcDayOf(record[periodStart]!);
-        periods.add(period);
-        const day = utcDayOf(record[chargeStart]!);
-        if (firstDay === '' || day < firstDay) firstDay = day;
-        if (day > lastDay) lastDay = day;
-        for (let c = 0; c < sources.length; c++) {
-          const index = sources[c]!;
-          const value = index < 0 ? '' : record[index]!;
-          line[c] = copyField(value === '' ? null : value);
-        }
-        line[0] = period; // the billing period is kept as its UTC start date
-        pending += line.join('\t') + '\n';
-        if (pending.length >= chunkChars) {
-          yield pending;
-          pending = '';
+          row++;
+          if (record.length !== header.length) {
+            problem(`row ${row}`, `has ${record.length} fields; the header has ${header.length}`);
+            continue;
+          }
+          let fine = true;
+          for (let i = 0; i < record.length; i++) {
+            const value = record[i]!;
+            if (value === 'NULL') record[i] = '';
+            else if (value.includes('\0')) {
+              problem(`row ${row}, column ${header[i]}`, 'contains a NUL character');
+              fine = false;
+            }
+          }
+          for (const column of typed) {
+            const value = record[column.index]!;
+            if (value === '') {
+              if (column.required) {
+                problem(`row ${row}, column ${column.name}`, 'is required');
+                fine = false;
+              }
+              continue;
+            }
+            if (column.kind === 'datetime') {
+              // Periods repeat on every row (and charge hours often): each distinct one is checked once.
+              const known = timestamps.get(value);
+              if (known !== undefined) {
+                record[column.index] = known;
+                continue;
+              }
+            }
+            const wrong = checks[column.kind](value);
+            if (wrong) {
+              problem(`row ${row}, column ${column.name}`, wrong);
+              fine = false;
+            } else if (column.kind === 'datetime') {
+              if (timestamps.size >= 10_000) timestamps.clear();
+              timestamps.set(value, (record[column.index] = timestampForCopy(value)));
+            }
+          }
+          if (!fine || problems.length > 0) continue; // checking goes on; storing has stopped
+          rows++;
+          const period = utcDayOf(record[periodStart]!);
+          periods.add(period);
+          const day = utcDayOf(record[chargeStart]!);
+          if (firstDay === '' || day < firstDay) firstDay = day;
+          if (day > lastDay) lastDay = day;
+          for (let c = 0; c < sources.length; c++) {
+            const index = sources[c]!;
+            const value = index < 0 ? '' : record[index]!;
+            line[c] = copyField(value === '' ? null : value);
+          }
+          line[0] = period; // the billing period is kept as its UTC start date
+          pending += line.join('\t') + '\n';
+          if (pending.length >= chunkChars) {
+            yield pending;
+            pending = '';
+          }
         }
       }
-      const failure = await outcome;
-      if (failure) throw failure;
     } catch (error) {
       if (error instanceof ValidationError) throw error;
-      const unreadable = unreadableInput((await outcome) ?? error);
+      const unreadable = unreadableInput(error);
       if (!unreadable) throw error;
       problems.push(unreadable);
     }
@@ -250,18 +272,25 @@ function checkHeader(header: string[], problem: (field: string, message: string)
   }
 }
 
-/** A damaged gzip stream or CSV syntax, as a problem of the file; anything else is not the file's fault. */
+/** A damaged gzip stream, as a problem of the file; anything else is not the file's fault. */
 function unreadableInput(error: unknown): FieldViolation | undefined {
   const code = (error as { code?: string }).code;
   if (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') {
     return { field: 'body', message: `is not a readable gzip stream (${(error as Error).message})` };
   }
-  if (error instanceof CsvError) {
-    const row = `row ${((error as CsvError & { records?: number }).records ?? 0) + 1}`; // header is row 1
-    if (error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') {
-      return { field: row, message: 'has another number of fields than the header' };
-    }
-    return { field: row, message: `is not valid CSV (${error.message})` };
-  }
   return undefined;
+}
+
+/** Gunzipped bytes; a damaged stream or a failing source ends the iteration with its own error. */
+async function* gunzipped(source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
+  let ended!: (error: Error | null | undefined) => void;
+  const outcome = new Promise<Error | null | undefined>((resolve) => (ended = resolve));
+  const output = pipeline(Readable.from(source, { objectMode: false }), createGunzip(), ended);
+  try {
+    for await (const chunk of output) yield chunk as Buffer;
+  } catch (error) {
+    throw (await outcome) ?? error;
+  }
+  const failure = await outcome;
+  if (failure) throw failure;
 }
