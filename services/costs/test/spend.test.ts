@@ -206,6 +206,27 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
     expect(none).toEqual({ covered: [], total: [], ratio: 1 });
   });
 
+  it('weighs currencies in the one with the most cost, with the operator’s rates where they exist', async () => {
+    // conA2 in March: USD 7 carries env, EUR 50 carries env, JPY 1000 carries nothing.
+    const request = { connectionIds: [conA2], requiredTags: ['env'], ...march };
+    const faceValue = await spend.getTagCoverage(teamA, request);
+    expect(faceValue.covered).toEqual([
+      { currency: 'EUR', amount: 50 },
+      { currency: 'JPY', amount: 0 },
+      { currency: 'USD', amount: 7 },
+    ]);
+    // JPY has the most cost; without rates every currency counts at face value.
+    expect(faceValue.ratio).toBeCloseTo(57 / 1057, 12);
+    await db.query(
+      `INSERT INTO exchange_rates (from_currency, to_currency, rate) VALUES ('USD', 'JPY', 150), ('JPY', 'EUR', 0.006)`,
+    );
+    const converted = await spend.getTagCoverage(teamA, request);
+    // Into JPY: USD directly (x150), EUR by the inverse of JPY->EUR (x1/0.006).
+    const eurInJpy = 50 / 0.006;
+    expect(converted.ratio).toBeCloseTo((7 * 150 + eurInJpy) / (7 * 150 + eurInJpy + 1000), 12);
+    await db.query('DELETE FROM exchange_rates');
+  });
+
   it('keeps daily_spend equal to daily_costs summed over services and resources, through inserts, replacements and updates', async () => {
     const initial = await bothSums();
     expect(initial.kept).toEqual(initial.fromCosts);

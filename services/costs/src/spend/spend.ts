@@ -73,6 +73,11 @@ function scopeOf(
  * pays), which budgets use.
  */
 export function spendQueries({ db }: { db: Queryable }) {
+  /**
+   * EffectiveCost per billing currency; with `currency`, the sum converted into it (direct rate, else
+   * the inverse of the reverse one) and what had no rate apart in `unconverted`. `lastChargeDay` is the
+   * latest day among the records counted (same range and tags), for run-rate forecasts.
+   */
   async function getSpend(teamId: string, request: SpendRequest): Promise<Spend> {
     const target = request.currency;
     if (target !== undefined && !isCurrencyCode(target))
