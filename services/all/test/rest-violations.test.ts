@@ -87,6 +87,30 @@ function thresholdCrossed(threshold: number, spend: number, budget = budgetId): 
   };
 }
 
+/** A FOCUS export of this month with one row per cost, for a connection's upload. */
+function focusFile(costs: number[]): string {
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  const header =
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
+  const lines = costs.map((cost, i) =>
+    [
+      cost,
+      cost,
+      'USD',
+      stamp(start),
+      stamp(end),
+      stamp(start),
+      stamp(new Date(start.getTime() + 3_600_000)),
+      'EC2',
+      `i-${i}`,
+    ].join(','),
+  );
+  return `${header}\n${lines.join('\n')}\n`;
+}
+
 const list = async (query = '') => call('GET', `/v1/guard/violations${query}`);
 const idsOf = (reply: Reply) => (reply.body.data as Array<{ id: string }>).map((v) => v.id);
 const violationCount = async () =>
@@ -353,5 +377,81 @@ describe('REST /v1/guard/violations through the gateway', () => {
     });
     expect(reply.status).toBe(200);
     expect(reply.body.data).toMatchObject({ status: 'resolved', resolved_by: oauthUserId });
+  });
+});
+
+describe('from a FOCUS upload to a resolved violation, through REST only', () => {
+  it('opens one violation per crossed threshold, acknowledges, resolves, and purges them with the budget', async () => {
+    const connection = await call('POST', '/v1/guard/connections', {
+      body: { name: 'aws-prod', provider: 'aws' },
+    });
+    expect(connection.status, JSON.stringify(connection.body)).toBe(201);
+    const project = await call('POST', '/v1/guard/projects', {
+      body: { name: 'storefront', connection_ids: [connection.body.data.id] },
+    });
+    const storefront = project.body.data.id as string;
+    const budget = await call('POST', '/v1/guard/budgets', {
+      body: {
+        project_id: storefront,
+        name: 'Storefront cloud',
+        amount: 100,
+        currency: 'USD',
+        period: 'monthly',
+        thresholds: [50, 80, 100],
+      },
+    });
+    expect(budget.status, JSON.stringify(budget.body)).toBe(201);
+    const budgetId = budget.body.data.id as string;
+
+    const upload = await fetch(`${system.url}/v1/guard/connections/${connection.body.data.id}/cost-data`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bootstrapKey}`, 'content-type': 'text/csv' },
+      body: focusFile([30.25, 12.5, 40, 25.75]),
+    });
+    expect(upload.status, await upload.clone().text()).toBe(200);
+
+    const opened = await eventually(async () => {
+      const reply = await list(`?budget_id=${budgetId}&sort=threshold_value`);
+      return reply.body.data.length === 3 ? reply.body.data : undefined;
+    });
+    expect(
+      opened.map((v: { severity: string; threshold_percentage: number; threshold_value: number }) => [
+        v.threshold_percentage,
+        v.severity,
+        v.threshold_value,
+      ]),
+    ).toEqual([
+      [50, 'info', 50],
+      [80, 'warning', 80],
+      [100, 'critical', 100],
+    ]);
+    for (const violation of opened) {
+      expect(violation).toMatchObject({ project_id: storefront, status: 'open', currency: 'USD' });
+      expect(violation.current_value).toBeCloseTo(108.5, 6);
+      expect(violation.message).toContain("Budget 'Storefront cloud' of project 'storefront'");
+    }
+    const countOf = async () =>
+      (await call('GET', `/v1/guard/projects/${storefront}`)).body.data.violation_count as number;
+    await eventually(async () => ((await countOf()) === 3 ? true : undefined));
+
+    const [info, warning, critical] = opened.map((v: { id: string }) => v.id);
+    expect(
+      (await call('POST', `/v1/guard/violations/${warning}/acknowledge`, { body: { note: 'On it.' } }))
+        .status,
+    ).toBe(200);
+    expect((await call('POST', `/v1/guard/violations/${critical}/resolve`)).status).toBe(200);
+    await eventually(async () => ((await countOf()) === 2 ? true : undefined));
+
+    // Deleting the budget purges its violations; the project no longer counts them.
+    const deleted = await fetch(`${system.url}/v1/guard/budgets/${budgetId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${bootstrapKey}` },
+    });
+    expect(deleted.status).toBe(204);
+    await eventually(async () =>
+      (await list(`?budget_id=${budgetId}`)).body.data.length === 0 ? true : undefined,
+    );
+    expectError(await call('GET', `/v1/guard/violations/${info}`), 404, 'not_found');
+    await eventually(async () => ((await countOf()) === 0 ? true : undefined));
   });
 });
