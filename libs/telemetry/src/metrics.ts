@@ -21,6 +21,18 @@ export const metrics = {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   }),
+  budgetEvaluations: new Counter({
+    name: 'budget_evaluations_total',
+    help: 'Budget evaluations: evaluated, or deferred to the sweep because costs (or the database) was unavailable.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  }),
+  budgetUnconvertedSpend: new Counter({
+    name: 'budget_unconverted_spend_total',
+    help: 'Budget evaluations that found spend in a currency without an exchange rate to the budget currency (not counted).',
+    labelNames: ['from_currency', 'to_currency'],
+    registers: [registry],
+  }),
   uncaughtErrors: new Counter({
     name: 'process_uncaught_errors_total',
     help: 'Errors that escaped every handler and reached the process guard (which logs them and lives on).',

@@ -3,6 +3,7 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { decodeEvent } from '@costgov/bus';
 import { events, type budgets } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
+import { metrics } from '@costgov/telemetry';
 import { eventually } from '@costgov/testing';
 import { sleep, startBudgets, type BudgetsFixture } from './fixture';
 
@@ -245,6 +246,9 @@ describe('budget evaluation', () => {
   it('answers reads with the last evaluated spend while costs is down, and catches up when it is back', async () => {
     const { team, connection, budget } = await budgetOnConnection();
     await ingestUntil(team, connection, budget.id, 300);
+    const deferred = async () =>
+      (await metrics.budgetEvaluations.get()).values.find((v) => v.labels.outcome === 'deferred')?.value ?? 0;
+    const deferredBefore = await deferred();
     f.costs.down = true;
     try {
       f.spend.set(connection, 650);
@@ -260,6 +264,7 @@ describe('budget evaluation', () => {
         currentSpend: 300,
         percentageUsed: 50,
       });
+      expect(await deferred()).toBeGreaterThan(deferredBefore);
     } finally {
       f.costs.down = false;
     }
@@ -294,6 +299,10 @@ describe('budget evaluation', () => {
       const read = await ingestUntil(team, connection, budget.id, 100);
       expect(read.unconvertedSpend).toEqual([expect.objectContaining({ currency: 'CHF', amount: 12.5 })]);
       expect(read.forecastSpend).toBe(600);
+      const counted = await metrics.registry.getSingleMetricAsString('budget_unconverted_spend_total');
+      expect(counted).toMatch(
+        /budget_unconverted_spend_total\{from_currency="CHF",to_currency="USD"\} [1-9]/,
+      );
     } finally {
       f.unconverted.delete(connection);
       f.lastChargeDay.value = null;

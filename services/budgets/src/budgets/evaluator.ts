@@ -4,6 +4,7 @@ import type { Db, Queryable } from '@costgov/db';
 import { UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
 import type { Outbox } from '@costgov/runtime';
+import { metrics } from '@costgov/telemetry';
 import { evaluate } from './evaluation';
 import { dayOf, periodOf, type BudgetPeriod } from './period';
 import { budgetColumns, storedThresholds, thresholdsOf, type BudgetRow } from './record';
@@ -62,6 +63,9 @@ export function budgetEvaluator({
             tags: row.tags,
             currency: row.currency,
           });
+    for (const { currency } of spend.unconverted) {
+      metrics.budgetUnconvertedSpend.inc({ from_currency: currency, to_currency: row.currency });
+    }
     if (spend.unconverted.length > 0) {
       logger.warn(
         { budget_id: row.id, currency: row.currency, unconverted: spend.unconverted },
@@ -95,6 +99,7 @@ export function budgetEvaluator({
         at,
       ],
     );
+    metrics.budgetEvaluations.inc({ outcome: 'evaluated' });
     const crossing = (threshold: number) =>
       create(events.BudgetThresholdCrossedSchema, {
         budgetId: row.id,
@@ -157,6 +162,7 @@ export function budgetEvaluator({
       return await db.transaction((tx) => evaluateIn(tx, budgetId, skipLocked));
     } catch (error) {
       if (!(error instanceof UnavailableError)) throw error;
+      metrics.budgetEvaluations.inc({ outcome: 'deferred' });
       logger.warn(
         { budget_id: budgetId, err: error },
         'budget evaluation deferred: costs or the database unavailable',
@@ -182,6 +188,7 @@ export function budgetEvaluator({
       } catch (error) {
         if (!(error instanceof UnavailableError)) throw error;
         const rest = rows.slice(index).map((r) => r.id);
+        metrics.budgetEvaluations.inc({ outcome: 'deferred' }, rest.length);
         await tx.query('UPDATE budgets SET needs_evaluation = true WHERE id = ANY ($1)', [rest]);
         logger.warn(
           { budgets: rest.length, err: error },
