@@ -6,13 +6,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { costs, identity } from '@costgov/contracts';
 import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
+import { loadConfig } from '@costgov/config';
 import { createLogger } from '@costgov/log';
 import { createMemoryLimiter } from '@costgov/ratelimit';
 import { createRpcClient, createRpcServer, type RpcServer, type ServiceImpl } from '@costgov/rpc';
 import { freePort } from '@costgov/testing';
 import { createGatewayApp } from '../src/app';
+import { gatewayConfig } from '../src/config';
 import { authenticator } from '../src/http/auth';
 import { loadOpenApiDocument } from '../src/openapi/document';
+import { startGateway } from '../src/server';
 import { deadBackends } from './dead-backends';
 
 /** What fetch takes as a body (the DOM lib's BodyInit, which this project does not load). */
@@ -52,6 +55,7 @@ interface Received {
 type Upload = ServiceImpl<typeof costs.CostDataService>['uploadCostData'];
 
 let costsServer: RpcServer;
+let costsAddress = '';
 let server: Server;
 let base = '';
 let received: Received;
@@ -97,13 +101,14 @@ beforeAll(async () => {
     getTagCoverage: unused,
   });
   const costsPort = await costsServer.listen('127.0.0.1:0');
+  costsAddress = `127.0.0.1:${costsPort}`;
   const app = createGatewayApp({
     logger,
     openapi: loadOpenApiDocument(),
     auth: authenticator({ identityClient: identityStandIn as never, maxTtlMs: 30_000 }),
     limiter: createMemoryLimiter(),
     ...deadBackends(await freePort(), { deadlineMs: 500 }),
-    costData: createRpcClient(costs.CostDataService, `127.0.0.1:${costsPort}`),
+    costData: createRpcClient(costs.CostDataService, costsAddress),
     backendsReady: async () => ({}),
     draining: () => false,
     bodyTimeoutMs: 500,
@@ -405,5 +410,60 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
     const response = await post(csv, undefined, { id: 'con%00x' });
     expect(response.status).toBe(400);
     expect(received.start).toBeUndefined();
+  });
+});
+
+describe('the gateway server (node http settings)', () => {
+  it('lets an upload run longer than REQUEST_TIMEOUT_MS and BODY_TIMEOUT_MS while bytes keep coming', async () => {
+    // Identity answers Authenticate; nothing else of it is called.
+    const identityServer = createRpcServer({ logger });
+    const unused = async (): Promise<never> => {
+      throw new Error('not called');
+    };
+    identityServer.add(
+      identity.IdentityService,
+      new Proxy({} as ServiceImpl<typeof identity.IdentityService>, {
+        get: (_target, name) => (name === 'authenticate' ? identityStandIn.authenticate : unused),
+      }),
+    );
+    const identityPort = await identityServer.listen('127.0.0.1:0');
+    const gateway = await startGateway(
+      loadConfig(gatewayConfig, {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        RATE_LIMIT: 'off',
+        IDENTITY_ADDR: `127.0.0.1:${identityPort}`,
+        COSTS_ADDR: costsAddress,
+        HEADERS_TIMEOUT_MS: '500',
+        BODY_TIMEOUT_MS: '500',
+        REQUEST_TIMEOUT_MS: '1000',
+        UPLOAD_IDLE_TIMEOUT_MS: '1000',
+      }),
+      logger,
+    );
+    try {
+      const lines = Array.from({ length: 12 }, (_, i) => `${i},${i},USD\n`);
+      const body = Readable.from(
+        (async function* () {
+          for (const line of lines) {
+            yield Buffer.from(line);
+            await sleep(200); // 2.4 s in all, a byte every 200 ms
+          }
+        })(),
+      );
+      const started = Date.now();
+      const response = await fetch(`http://127.0.0.1:${gateway.port}/v1/guard/connections/con_1/cost-data`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${writer}`, 'content-type': 'text/csv' },
+        body: Readable.toWeb(body) as BodyInit,
+        duplex: 'half',
+      } as RequestInit);
+      expect(response.status).toBe(200);
+      expect(Date.now() - started).toBeGreaterThan(2_000);
+      expect(Buffer.concat(received.chunks).toString()).toBe(lines.join(''));
+    } finally {
+      await gateway.stop();
+      await identityServer.shutdown(0);
+    }
   });
 });
