@@ -23,7 +23,7 @@ export const metrics = {
   }),
   budgetEvaluations: new Counter({
     name: 'budget_evaluations_total',
-    help: 'Budget evaluations: evaluated, or deferred to the sweep because costs (or the database) was unavailable.',
+    help: 'Budget evaluations: evaluated, deferred to the sweep (costs or the database unavailable), or failed.',
     labelNames: ['outcome'],
     registers: [registry],
   }),

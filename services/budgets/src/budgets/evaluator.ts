@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
-import { UnavailableError } from '@costgov/errors';
+import { DomainError, UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
 import type { Outbox } from '@costgov/runtime';
 import { metrics } from '@costgov/telemetry';
@@ -154,27 +154,32 @@ export function budgetEvaluator({
   }
 
   /**
-   * Evaluates one budget in a transaction of its own. Costs being down is not the caller's failure: the
-   * budget keeps `needs_evaluation` and its last evaluated spend, and the sweep evaluates it later.
+   * Evaluates one budget in a transaction of its own. A failure is not the caller's (its change is
+   * committed): the budget keeps `needs_evaluation` and its last evaluated spend, and the sweep tries
+   * again. Costs being down is expected now and then; anything else is logged as an error.
    */
   async function evaluateBudget(budgetId: string, skipLocked = false): Promise<boolean> {
     try {
       return await db.transaction((tx) => evaluateIn(tx, budgetId, skipLocked));
     } catch (error) {
-      if (!(error instanceof UnavailableError)) throw error;
-      metrics.budgetEvaluations.inc({ outcome: 'deferred' });
-      logger.warn(
-        { budget_id: budgetId, err: error },
-        'budget evaluation deferred: costs or the database unavailable',
-      );
+      const unavailable = error instanceof UnavailableError;
+      metrics.budgetEvaluations.inc({ outcome: unavailable ? 'deferred' : 'failed' });
+      if (unavailable) {
+        logger.warn(
+          { budget_id: budgetId, err: error },
+          'budget evaluation deferred: costs or the database unavailable',
+        );
+      } else {
+        logger.error({ budget_id: budgetId, err: error }, 'budget evaluation failed; retried by the sweep');
+      }
       return false;
     }
   }
 
   /**
    * New cost data of a connection: evaluates, inside the consumer's transaction, every budget whose
-   * project reads that connection (in id order, so concurrent evaluations lock in one order). When costs
-   * is down the rest keep `needs_evaluation` for the sweep, and the event is still acknowledged.
+   * project reads that connection (in id order, so concurrent evaluations lock in one order). What costs
+   * does not answer keeps `needs_evaluation` for the sweep, and the event is still acknowledged.
    */
   async function evaluateConnection(tx: Queryable, teamId: string, connectionId: string): Promise<number> {
     const { rows } = await tx.query<{ id: string }>(
@@ -186,15 +191,17 @@ export function budgetEvaluator({
       try {
         await evaluateIn(tx, id);
       } catch (error) {
-        if (!(error instanceof UnavailableError)) throw error;
-        const rest = rows.slice(index).map((r) => r.id);
-        metrics.budgetEvaluations.inc({ outcome: 'deferred' }, rest.length);
-        await tx.query('UPDATE budgets SET needs_evaluation = true WHERE id = ANY ($1)', [rest]);
-        logger.warn(
-          { budgets: rest.length, err: error },
-          'budget evaluation deferred: costs or the database unavailable',
+        // A database error leaves the transaction unusable: the event is redelivered instead.
+        if (!(error instanceof DomainError)) throw error;
+        // Costs down: the rest would fail the same way. Costs refusing one budget: the others go on.
+        const deferred = error instanceof UnavailableError ? rows.slice(index).map((r) => r.id) : [id];
+        metrics.budgetEvaluations.inc(
+          { outcome: error instanceof UnavailableError ? 'deferred' : 'failed' },
+          deferred.length,
         );
-        break;
+        await tx.query('UPDATE budgets SET needs_evaluation = true WHERE id = ANY ($1)', [deferred]);
+        logger.warn({ budgets: deferred.length, err: error }, 'budget evaluation deferred to the sweep');
+        if (error instanceof UnavailableError) break;
       }
     }
     return rows.length;
