@@ -325,6 +325,32 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
     });
   });
 
+  it('an upload cut off mid-stream stores nothing and leaves no staging table', async () => {
+    const connectionId = await newConnection();
+    await upload(connectionId, sample);
+    const before = await stored(connectionId);
+    const file = generated({ rows: 5000, month: '2024-09', seed: 3, version: '1.0' });
+    async function* cut() {
+      let sent = 0;
+      for await (const part of uploadParts(connectionId, file)) {
+        if (sent++ === 20) {
+          // Cut only once the service is loading the file into its staging table.
+          await eventually(async () => ((await stagingTables()).length > 0 ? true : undefined));
+          throw new Error('the client went away');
+        }
+        yield part;
+      }
+    }
+    await expect(costData.uploadCostData(cut(), asA)).rejects.toThrow();
+    await eventually(async () => ((await stagingTables()).length === 0 ? true : undefined));
+    expect(await stored(connectionId)).toEqual(before);
+    const { rows } = await db.query<{ status: string }>(
+      `SELECT status FROM cost_uploads WHERE connection_id = $1 ORDER BY started_at`,
+      [connectionId],
+    );
+    expect(rows.map((row) => row.status)).toEqual(['stored', 'failed']);
+  });
+
   it('two concurrent uploads of one period leave one copy', async () => {
     const connectionId = await newConnection();
     const first = generated({ rows: 2000, month: '2025-04', seed: 11, version: '1.0' });
