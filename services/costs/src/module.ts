@@ -4,6 +4,7 @@ import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { connectionsFactory } from './connections/connections';
 import { connectionsRpc } from './connections/rpc';
+import { purgeDeletedConnection } from './connections/purge';
 import { costDataFactory } from './cost-data/ingest';
 import { costDataRpc } from './cost-data/rpc';
 import { ratesFactory } from './rates/rates';
@@ -15,10 +16,15 @@ export function costsModule(): ServiceModule {
   return {
     name: 'costs',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, outbox, newId, now, logger }) {
+    async start({ db, rpc, outbox, newId, now, logger, consume }) {
       // The gRPC services are added here as they are built (connections, cost data, rates).
       rpc.add(costs.ConnectionsService, connectionsRpc(connectionsFactory({ db, outbox, newId, now })));
       rpc.add(costs.RatesService, ratesRpc(ratesFactory({ db, now })));
+      await consume({
+        durable: 'costs_connection_deleted',
+        types: ['costs.connection.deleted'],
+        handler: (tx, event) => purgeDeletedConnection(tx, event, logger),
+      });
       const costData = costDataFactory({ db, outbox, now, logger });
       await costData.sweepAbandoned();
       rpc.add(costs.CostDataService, costDataRpc(costData, spendQueries({ db })));

@@ -1,3 +1,4 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEvent, type CloudEvent } from '@costgov/bus';
 import { costs, events } from '@costgov/contracts';
@@ -8,6 +9,7 @@ import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
 import { eventually, freshDb, testBus } from '@costgov/testing';
+import { spendQueries } from '../src/spend/spend';
 import { costsModule } from '../src/module';
 
 const logger = createLogger('test', 'silent');
@@ -15,6 +17,7 @@ const asA = { teamId: newId('team') };
 const asB = { teamId: newId('team') };
 
 let db: Db;
+let spend: ReturnType<typeof spendQueries>;
 let service: RunningService;
 let client: RpcClient<typeof costs.ConnectionsService>;
 let bus: Awaited<ReturnType<typeof testBus>>;
@@ -31,6 +34,7 @@ beforeAll(async () => {
     grpcAddress: '127.0.0.1:0',
   });
   client = createRpcClient(costs.ConnectionsService, `127.0.0.1:${service.port}`);
+  spend = spendQueries({ db });
   await bus.consume({
     durable: 'costs_connections_test_observer',
     types: ['costs.connection.>'],
@@ -219,16 +223,26 @@ describe(`connections service (${process.env.DATABASE_URL ? 'postgres' : 'pglite
     expect(listed.connections.map((c) => c.id)).not.toContain(theirs.id);
   });
 
-  it('deletes the connection with its cost data and publishes costs.connection.deleted', async () => {
+  it('deletes the connection: its spend stops counting at once, its cost data is purged after costs.connection.deleted', async () => {
     const doomed = await client.createConnection({ name: 'doomed', provider: 'azure' }, asA);
     const kept = await client.createConnection({ name: 'kept', provider: 'azure' }, asA);
     await addCostRows(asA.teamId, doomed.id, 3);
     await addCostRows(asA.teamId, kept.id, 2);
+    const spendOf = async (ids: string[]) =>
+      (
+        await spend.getSpend(asA.teamId, {
+          connectionIds: ids,
+          tags: {},
+          from: timestampFromDate(new Date('2026-03-01T00:00:00Z')),
+          to: timestampFromDate(new Date('2026-04-01T00:00:00Z')),
+        })
+      ).byCurrency;
+    expect(await spendOf([doomed.id, kept.id])).toEqual([{ currency: 'USD', amount: 5 }]);
+
     await client.deleteConnection({ id: doomed.id }, asA);
+    expect(await spendOf([doomed.id, kept.id])).toEqual([{ currency: 'USD', amount: 2 }]);
     await expect(client.getConnection({ id: doomed.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
     await expect(client.deleteConnection({ id: doomed.id }, asA)).rejects.toBeInstanceOf(NotFoundError);
-    expect(await costRowsOf(doomed.id)).toEqual([0, 0, 0]);
-    expect(await costRowsOf(kept.id)).toEqual([2, 2, 1]);
     const deleted = await eventually(() =>
       eventsFor(doomed.id).find((event) => event.type === 'costs.connection.deleted'),
     );
@@ -237,6 +251,12 @@ describe(`connections service (${process.env.DATABASE_URL ? 'postgres' : 'pglite
       teamId: asA.teamId,
       name: 'doomed',
     });
+    await eventually(async () => ((await costRowsOf(doomed.id)).every((n) => n === 0) ? true : undefined));
+    const { rows: spendRows } = await db.query('SELECT 1 FROM daily_spend WHERE connection_id = $1', [
+      doomed.id,
+    ]);
+    expect(spendRows).toEqual([]);
+    expect(await costRowsOf(kept.id)).toEqual([2, 2, 1]);
     // The name is free again.
     await expect(client.createConnection({ name: 'doomed', provider: 'aws' }, asA)).resolves.toMatchObject({
       name: 'doomed',

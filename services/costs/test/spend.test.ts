@@ -49,6 +49,15 @@ const ofA = (row: Row) => (row.team ?? teamA) === teamA;
 const currencyOf = (row: Row) => row.currency ?? 'USD';
 
 let db: Db;
+
+/** Spend counts only connections that exist. */
+async function addConnection(team: string, id: string): Promise<string> {
+  await db.query(`INSERT INTO connections (id, team_id, name, provider) VALUES ($1, $2, $1, 'aws')`, [
+    id,
+    team,
+  ]);
+  return id;
+}
 let spend: SpendQueries;
 
 beforeAll(async () => {
@@ -71,6 +80,12 @@ beforeAll(async () => {
       ],
     );
   }
+  for (const [team, connection] of [
+    [teamA, conA1],
+    [teamA, conA2],
+    [teamB, conB],
+  ] as const)
+    await addConnection(team, connection);
   spend = spendQueries({ db });
 });
 
@@ -134,6 +149,21 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
       (row) => ofA(row) && inMarch(row) && row.tags?.env === 'prod' && currencyOf(row) === 'USD',
     );
     expect(prod.byCurrency.find((c) => c.currency === 'USD')?.amount).toBe(sum(expected));
+  });
+
+  it('counts nothing of a connection that no longer exists', async () => {
+    const gone = await addConnection(teamA, newId('connection'));
+    await db.query(
+      `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, billing_currency, billed_cost,
+         effective_cost, records) VALUES ($1, $2, '2026-03-02', '2026-03-01', 'USD', 5, 5, 1)`,
+      [teamA, gone],
+    );
+    const before = await spend.getSpend(teamA, { connectionIds: [gone], tags: {}, ...march });
+    expect(before.byCurrency).toEqual([{ currency: 'USD', amount: 5 }]);
+    await db.query('DELETE FROM connections WHERE id = $1', [gone]);
+    const after = await spend.getSpend(teamA, { connectionIds: [gone], tags: {}, ...march });
+    expect(after).toMatchObject({ byCurrency: [], lastChargeDay: '' });
+    await db.query('DELETE FROM daily_costs WHERE connection_id = $1', [gone]);
   });
 
   it('never sees another team’s rows, even when asked for its connection', async () => {
@@ -230,7 +260,7 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
   it('keeps daily_spend equal to daily_costs summed over services and resources, through inserts, replacements and updates', async () => {
     const initial = await bothSums();
     expect(initial.kept).toEqual(initial.fromCosts);
-    const con = newId('connection');
+    const con = await addConnection(teamA, newId('connection'));
     await db.transaction(async (tx) => {
       for (const service of ['EC2', 'S3', 'RDS'])
         await tx.query(
@@ -275,7 +305,7 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
   });
 
   it('answers a budget over a month of 100k rollup rows (3M hourly raw rows) in well under 200 ms', async () => {
-    const con = newId('connection');
+    const con = await addConnection(teamA, newId('connection'));
     await db.query(
       `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id, tags,
          billing_currency, billed_cost, effective_cost, records)

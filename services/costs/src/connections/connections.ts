@@ -199,17 +199,16 @@ export function connectionsFactory({
     }
   }
 
-  /** Removes the connection with all its cost data in one transaction. */
+  /**
+   * Removes the connection: its cost data stops counting at once (spend reads only existing
+   * connections) and is purged on `costs.connection.deleted` (purge.ts), so the request stays fast
+   * whatever the size of that data.
+   */
   async function deleteConnection(teamId: string, id: string): Promise<void> {
     await db.transaction(async (tx) => {
+      // The lock waits for an upload's swap in progress (it holds the row FOR SHARE); a later swap
+      // finds no connection and is abandoned.
       const connection = await find(tx, teamId, id, true);
-      // Connection ids are unique across teams, and this one is the team's (found above). The lock
-      // waits for an upload's swap (which holds the connection FOR SHARE) and makes a later one find
-      // no connection; an upload still loading keeps its record until it ends, so its staging table
-      // is dropped by the upload itself or by the sweep.
-      await tx.query('DELETE FROM cost_records WHERE connection_id = $1', [id]);
-      await tx.query('DELETE FROM daily_costs WHERE connection_id = $1', [id]);
-      await tx.query("DELETE FROM cost_uploads WHERE connection_id = $1 AND status <> 'loading'", [id]);
       await tx.query('DELETE FROM connections WHERE team_id = $1 AND id = $2', [teamId, id]);
       await publish(tx, 'deleted', connection);
     });

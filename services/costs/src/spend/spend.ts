@@ -61,7 +61,9 @@ function scopeOf(
   // Ids of another shape can match nothing; leaving them out keeps text Postgres refuses away from it.
   const connectionIds = request.connectionIds.filter((id) => looksLikeId('connection', id));
   const params: unknown[] = [teamId, connectionIds, firstDay, endDay];
-  let where = 'team_id = $1 AND connection_id = ANY ($2::text[]) AND day >= $3::date AND day < $4::date';
+  // Only connections that exist: a deleted one's data stops counting with its row, before its purge.
+  let where = `team_id = $1 AND day >= $3::date AND day < $4::date AND connection_id = ANY (ARRAY(
+    SELECT id FROM connections WHERE team_id = $1 AND id = ANY ($2::text[])))`;
   if (Object.keys(tags).length > 0) where += ` AND tags @> $${params.push(JSON.stringify(tags))}::jsonb`;
   return { where, params, empty: connectionIds.length === 0 || firstDay >= endDay };
 }
