@@ -84,4 +84,11 @@ describe('FOCUS reader', () => {
     const offset = await read(Buffer.from(withStart('2024-09-01T01:30:00+02:00')));
     expect(offset.facts.firstChargeDay).toBe('2024-08-31');
   });
+
+  it('names the row of a malformed quote read together with the header', async () => {
+    const lines = sample.toString('utf8').split('\n').slice(0, 4);
+    lines[2] = lines[2]!.replace('"USD"', '"USD"x');
+    const details = await refusal(read(Buffer.from(lines.join('\n') + '\n')));
+    expect(details[0]!.field).toBe('row 3');
+  });
 });

@@ -149,7 +149,8 @@ export function readFocus(
     try {
       for await (const batch of csvRecords(text())) {
         for (const { index, message } of batch.problems) {
-          problem(`row ${row + index + 1}`, `is not valid CSV (${message})`);
+          // `row` counts the header once it is read; before that, the batch starts at row 1.
+          problem(`row ${(header ? row : 0) + index + 1}`, `is not valid CSV (${message})`);
         }
         for (const record of batch.records) {
           if (!header) {
