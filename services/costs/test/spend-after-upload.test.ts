@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { costs } from '@costgov/contracts';
+import { newId } from '@costgov/ids';
+import { createLogger } from '@costgov/log';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import { startService, type RunningService } from '@costgov/runtime';
+import { freshDb, testBus } from '@costgov/testing';
+import { focusLines } from '../src/cost-data/generate';
+import { costsModule } from '../src/module';
+
+const logger = createLogger('test', 'silent');
+const as = { teamId: newId('team') };
+const sample = readFileSync(path.resolve(__dirname, '../../../../shared/data/focus/focus_sample_1000.csv'));
+
+let service: RunningService;
+let bus: Awaited<ReturnType<typeof testBus>>;
+let connections: RpcClient<typeof costs.ConnectionsService>;
+let costData: RpcClient<typeof costs.CostDataService>;
+
+beforeAll(async () => {
+  bus = await testBus(logger);
+  const db = await freshDb('costs');
+  service = await startService(costsModule(), {
+    logger,
+    bus,
+    openDb: async () => db,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  connections = createRpcClient(costs.ConnectionsService, `127.0.0.1:${service.port}`);
+  costData = createRpcClient(costs.CostDataService, `127.0.0.1:${service.port}`);
+}, 30_000);
+
+afterAll(async () => {
+  connections?.close();
+  costData?.close();
+  await service?.stop();
+  await bus?.close();
+});
+
+async function* parts(connectionId: string, body: Uint8Array) {
+  yield { part: { case: 'start' as const, value: { connectionId, contentEncoding: 'identity' } } };
+  for (let offset = 0; offset < body.length; offset += 64 * 1024)
+    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
+}
+
+interface Row {
+  day: string;
+  period: string;
+  currency: string;
+  effective: number;
+  tags: Record<string, string>;
+}
+
+/** The file's rows as the test reads them itself: charge day (UTC), currency, EffectiveCost, tags. */
+function rowsOf(file: Buffer): Row[] {
+  const records = parse(file, { columns: true, bom: true }) as Record<string, string>[];
+  return records.map((record) => ({
+    day: record.ChargePeriodStart!.slice(0, 10),
+    period: record.BillingPeriodStart!.slice(0, 7),
+    currency: record.BillingCurrency!,
+    effective: Number(record.EffectiveCost),
+    tags: record.Tags === 'NULL' || !record.Tags ? {} : (JSON.parse(record.Tags) as Record<string, string>),
+  }));
+}
+
+const sum = (rows: Row[]) => rows.reduce((total, row) => total + row.effective, 0);
+const range = (from: string, to: string) => ({
+  from: timestampFromDate(new Date(`${from}T00:00:00Z`)),
+  to: timestampFromDate(new Date(`${to}T00:00:00Z`)),
+});
+
+describe('spend of uploaded FOCUS files, read from the rollups', () => {
+  it('sums the sample file per range and tags as the file itself does, and follows a re-upload', async () => {
+    const connectionId = (await connections.createConnection({ name: 'sample', provider: 'aws' }, as)).id;
+    await costData.uploadCostData(parts(connectionId, sample), as);
+    const rows = rowsOf(sample);
+    const september = range('2024-09-01', '2024-10-01');
+
+    const all = await costData.getSpend({ connectionIds: [connectionId], ...september, currency: 'USD' }, as);
+    expect(all.byCurrency.map((c) => c.currency)).toEqual(['USD']);
+    expect(all.byCurrency[0]!.amount).toBeCloseTo(sum(rows), 8);
+    expect(all.converted).toBeCloseTo(sum(rows), 8);
+    expect(all.lastChargeDay).toBe(
+      rows
+        .map((row) => row.day)
+        .sort()
+        .at(-1),
+    );
+
+    const firstWeek = await costData.getSpend(
+      { connectionIds: [connectionId], ...range('2024-09-01', '2024-09-08') },
+      as,
+    );
+    expect(firstWeek.byCurrency[0]!.amount).toBeCloseTo(sum(rows.filter((row) => row.day < '2024-09-08')), 8);
+
+    const prod = await costData.getSpend(
+      { connectionIds: [connectionId], ...september, tags: { environment: 'prod' } },
+      as,
+    );
+    expect(prod.byCurrency[0]!.amount).toBeCloseTo(
+      sum(rows.filter((row) => row.tags.environment === 'prod')),
+      8,
+    );
+
+    const daily = await costData.getDailySpend({ connectionIds: [connectionId], ...september }, as);
+    const days = [...new Set(rows.map((row) => row.day))].sort();
+    expect(daily.days.map((d) => d.day)).toEqual(days);
+    for (const day of daily.days)
+      expect(day.effectiveCost).toBeCloseTo(sum(rows.filter((row) => row.day === day.day)), 8);
+
+    const coverage = await costData.getTagCoverage(
+      { connectionIds: [connectionId], ...september, requiredTags: ['application', 'environment'] },
+      as,
+    );
+    const covered = sum(rows.filter((row) => row.tags.application && row.tags.environment));
+    expect(coverage.covered[0]!.amount).toBeCloseTo(covered, 8);
+    // Credits (negative cost) on untagged rows can make the covered part exceed the total: capped at 1.
+    expect(coverage.ratio).toBeCloseTo(Math.min(1, covered / sum(rows)), 8);
+    expect(coverage.total[0]!.amount).toBeCloseTo(sum(rows), 8);
+
+    // A generated file of the same billing period replaces it: spend is the new file's, not both.
+    const replacement = Buffer.from([...focusLines({ rows: 2000, month: '2024-09', seed: 7 })].join(''));
+    await costData.uploadCostData(parts(connectionId, replacement), as);
+    const replaced = await costData.getSpend({ connectionIds: [connectionId], ...september }, as);
+    // The sample's rows of another billing period (one, of October, charged on September 30) stay.
+    const kept = rows.filter((row) => row.period !== '2024-09');
+    expect(kept.length).toBeGreaterThan(0);
+    expect(replaced.byCurrency[0]!.amount).toBeCloseTo(sum(rowsOf(replacement)) + sum(kept), 6);
+  });
+});
