@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DomainError, UnavailableError, type ErrorCode } from '@costgov/errors';
 
 /** Where the REST API is and the key that opens it: `--url`/`--api-key`, else COSTGOV_URL/COSTGOV_API_KEY. */
@@ -9,13 +9,26 @@ export interface ApiOptions {
 
 export const defaultApiUrl = 'http://127.0.0.1:8080';
 
+/** An http(s) base URL; anything else is a usage error rather than an unreachable gateway. */
+function baseUrl(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol))
+    throw new InvalidArgumentError('Expected an http or https URL, like http://127.0.0.1:8080.');
+  return text;
+}
+
 /** Adds `--url` and `--api-key` to a command that talks to the REST API. */
 export function withApiOptions(command: Command, env: Record<string, string | undefined>): Command {
   return command
     .addOption(
-      new Option('--url <url>', 'base URL of the API gateway (env COSTGOV_URL)').default(
-        env.COSTGOV_URL || defaultApiUrl,
-      ),
+      new Option('--url <url>', 'base URL of the API gateway (env COSTGOV_URL)')
+        .argParser(baseUrl)
+        .default(env.COSTGOV_URL || defaultApiUrl),
     )
     .addOption(
       new Option('--api-key <key>', 'API key, cg_live_… (env COSTGOV_API_KEY)').default(

@@ -150,6 +150,10 @@ describe('costgov connections (REST API)', () => {
     [['connections', 'list', '--per-page', '101'], /argument '101' is invalid/],
     [['connections', 'update', 'con_x'], /give at least one of --name, --status/],
     [['connections', 'get'], /missing required argument 'connection-id'/],
+    [
+      ['connections', 'list', '--url', 'localhost:8080'],
+      /'--url <url>' argument 'localhost:8080' is invalid/,
+    ],
   ])('%j is a usage error (exit 2) and calls nothing', async (argv, message) => {
     const result = await cliWith({ COSTGOV_URL: 'http://127.0.0.1:9', COSTGOV_API_KEY: apiKey }, ...argv);
     expect(result.code).toBe(2);
