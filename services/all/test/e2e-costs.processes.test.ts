@@ -1,0 +1,417 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  deleteStreams,
+  eventually,
+  freePort,
+  realInfra,
+  startBackends,
+  startGatewayProcess,
+  startProcess,
+  uniqueName,
+  waitForReady,
+  type Backends,
+  type Proc,
+} from '@costgov/testing';
+
+/*
+ * From FOCUS files to a breached budget to a resolved violation, with identity, costs, budgets,
+ * violations and the gateway each as its own process on real Postgres and NATS, driven through the
+ * REST API only (the database and JetStream are read only to know that no event is still on its way).
+ *
+ * The next period is not covered here: the processes run on the real clock, which a test cannot move
+ * across processes. services/budgets/test/evaluation.test.ts ('starts a new period clean when the
+ * clock passes the boundary') covers it with a controlled clock.
+ */
+
+const apiKey = 'cg_live_e2ecostsbootstrapkey0000000000000';
+const budgetAmount = 1000;
+/** Month-to-date exports of one account, each restating the last: 51.25 %, 85.075 %, 101.025 % of 1000. */
+const exports: number[][] = [
+  [200.25, 180.5, 131.75],
+  [200.25, 180.5, 131.75, 190, 148.25],
+  [200.25, 180.5, 131.75, 190, 148.25, 99.5, 60],
+];
+/** Sums in cents, so the expected spend is exact whatever order the rows are added in. */
+const sumOf = (costs: number[]) => costs.reduce((cents, cost) => cents + Math.round(cost * 100), 0) / 100;
+const spends = exports.map(sumOf) as [number, number, number];
+/** What each upload must leave open: [threshold %, severity, current_value] sorted by threshold. */
+const expectedAfter: ReadonlyArray<ReadonlyArray<readonly [number, string, number]>> = [
+  [[50, 'info', spends[0]]],
+  [
+    [50, 'info', spends[0]],
+    [80, 'warning', spends[1]],
+  ],
+  [
+    [50, 'info', spends[0]],
+    [80, 'warning', spends[1]],
+    [100, 'critical', spends[2]],
+  ],
+];
+/** Startup of a process and redelivery after a kill (ack wait 30 s) on a loaded two-core machine. */
+const slow = 120_000;
+
+/** A FOCUS export of the current month (UTC), one row per cost, charged on the days so far. */
+function focusFile(costs: number[]): string {
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  const header =
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
+  const lines = costs.map((cost, i) => {
+    const day = new Date(start.getTime() + (i % now.getUTCDate()) * 86_400_000);
+    return [
+      cost,
+      cost,
+      'USD',
+      stamp(start),
+      stamp(end),
+      stamp(day),
+      stamp(new Date(day.getTime() + 3_600_000)),
+      'Amazon Elastic Compute Cloud',
+      `i-${i}`,
+    ].join(',');
+  });
+  return `${header}\n${lines.join('\n')}\n`;
+}
+
+interface Reply {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+interface Violation {
+  id: string;
+  budget_id: string;
+  project_id: string;
+  severity: string;
+  status: string;
+  threshold_percentage: number;
+  current_value: number;
+}
+
+describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every service its own process', () => {
+  const serverUrl = process.env.DATABASE_URL ?? '';
+  const database = uniqueName('e2e_costs');
+  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+  const namespace = uniqueName('e2ecosts');
+  const procs: Proc[] = [];
+  let backends: Backends;
+  let url = '';
+  let db: pg.Client;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  const admin = () => new pg.Client({ connectionString: serverUrl });
+
+  async function call(method: string, path: string, body?: unknown): Promise<Reply> {
+    const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  async function upload(connectionId: string, costs: number[]): Promise<Reply> {
+    const response = await fetch(`${url}/v1/guard/connections/${connectionId}/cost-data`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'text/csv' },
+      body: focusFile(costs),
+    });
+    const reply: Reply = { status: response.status, body: await response.json() };
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.data).toMatchObject({ connection_id: connectionId, rows: costs.length });
+    expect(reply.body.data.totals).toHaveLength(1);
+    expect(reply.body.data.totals[0].currency).toBe('USD');
+    expect(reply.body.data.totals[0].effective_cost).toBeCloseTo(sumOf(costs), 6);
+    return reply;
+  }
+
+  /** A connection, a project on it and a monthly budget of 1000 USD at 50, 80 and 100 %. */
+  async function setUp(name: string): Promise<{ connectionId: string; projectId: string; budgetId: string }> {
+    const connection = await call('POST', '/v1/guard/connections', { name, provider: 'aws' });
+    expect(connection.status, JSON.stringify(connection.body)).toBe(201);
+    const project = await call('POST', '/v1/guard/projects', {
+      name,
+      connection_ids: [connection.body.data.id],
+    });
+    expect(project.status, JSON.stringify(project.body)).toBe(201);
+    const budget = await call('POST', '/v1/guard/budgets', {
+      project_id: project.body.data.id,
+      name: `${name} monthly`,
+      amount: budgetAmount,
+      currency: 'USD',
+      period: 'monthly',
+      thresholds: [50, 80, 100],
+    });
+    expect(budget.status, JSON.stringify(budget.body)).toBe(201);
+    expect(budget.body.data).toMatchObject({ current_spend: 0, status: 'active' });
+    return {
+      connectionId: connection.body.data.id,
+      projectId: project.body.data.id,
+      budgetId: budget.body.data.id,
+    };
+  }
+
+  const violationsOf = async (budgetId: string): Promise<Violation[]> => {
+    const reply = await call(
+      'GET',
+      `/v1/guard/violations?budget_id=${budgetId}&sort=threshold_value&per_page=100`,
+    );
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return reply.body.data;
+  };
+  const shape = (violations: Violation[]) =>
+    violations.map((v) => [v.threshold_percentage, v.severity, v.current_value] as const);
+  const sameShape = (actual: Violation[], expected: ReadonlyArray<readonly [number, string, number]>) =>
+    actual.length === expected.length &&
+    actual.every(
+      (v, i) =>
+        v.threshold_percentage === expected[i]![0] &&
+        v.severity === expected[i]![1] &&
+        Math.abs(v.current_value - expected[i]![2]) < 1e-6,
+    );
+
+  /**
+   * Waits until nothing is on its way: every outbox published, every durable consumer of the namespace
+   * with nothing pending or unacknowledged, and that twice a second apart with no new message in between.
+   */
+  async function quiet(): Promise<void> {
+    const { rows: schemas } = await db.query<{ schema: string }>(
+      `SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'outbox'`,
+    );
+    const snapshot = async () => {
+      let unpublished = 0;
+      for (const { schema } of schemas) {
+        const { rows } = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${schema}.outbox WHERE published_at IS NULL`,
+        );
+        unpublished += rows[0]!.n;
+      }
+      const streams: string[] = [];
+      let busy = unpublished;
+      for await (const stream of jsm.streams.list()) {
+        if (!stream.config.name.startsWith(`${namespace.toUpperCase()}_`)) continue;
+        streams.push(`${stream.config.name}:${stream.state.last_seq}`);
+        for await (const consumer of jsm.consumers.list(stream.config.name)) {
+          busy += consumer.num_pending + consumer.num_ack_pending;
+        }
+      }
+      // No stream at all would mean the namespace is wrong and this wait proves nothing.
+      expect(streams.length).toBeGreaterThan(0);
+      return busy === 0 ? streams.sort().join(',') : undefined;
+    };
+    await eventually(async () => {
+      const first = await snapshot();
+      if (first === undefined) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return (await snapshot()) === first ? true : undefined;
+    }, slow);
+  }
+
+  /** After an upload: the budget's spend is the file's sum and exactly the expected violations are open. */
+  async function expectCrossings(
+    ids: { projectId: string; budgetId: string },
+    step: number,
+  ): Promise<Violation[]> {
+    const budget = await eventually(async () => {
+      const read = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
+      return read.status === 200 && Math.abs(read.body.data.current_spend - spends[step]!) < 1e-6
+        ? read.body.data
+        : undefined;
+    }, slow);
+    const expected = expectedAfter[step]!;
+    await eventually(
+      async () => (sameShape(await violationsOf(ids.budgetId), expected) ? true : undefined),
+      slow,
+    );
+    // Nothing more is coming: a duplicate would show now.
+    await quiet();
+    const violations = await violationsOf(ids.budgetId);
+    expect(shape(violations)).toEqual(
+      expected.map(([threshold, severity, value]) => [threshold, severity, expect.closeTo(value, 6)]),
+    );
+    for (const violation of violations) {
+      expect(violation).toMatchObject({ project_id: ids.projectId, budget_id: ids.budgetId, status: 'open' });
+    }
+    const read = (await call('GET', `/v1/guard/budgets/${ids.budgetId}`)).body.data;
+    expect(read.current_spend).toBeCloseTo(spends[step]!, 6);
+    expect(read.percentage_used).toBeCloseTo((spends[step]! / budgetAmount) * 100, 2);
+    expect(read.status).toBe(step === 2 ? 'breached' : 'active');
+    expect(read.thresholds.map((t: { notified_at: string | null }) => t.notified_at !== null)).toEqual([
+      true,
+      step >= 1,
+      step >= 2,
+    ]);
+    expect(budget.id).toBe(ids.budgetId);
+    const project = (await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data;
+    expect(project.violation_count).toBe(expected.length);
+    return violations;
+  }
+
+  /** kill -9, as a crash or an OOM kill would. */
+  async function kill(name: string): Promise<void> {
+    const proc = procs.find(
+      (p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null,
+    )!;
+    const exited = new Promise((resolve) => proc.child.once('exit', resolve));
+    proc.child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Starts a killed service again with the environment and gRPC port startBackends gave it. */
+  async function restart(name: 'violations' | 'budgets'): Promise<void> {
+    const grpcPort = backends[name].split(':')[1]!;
+    const proc = startProcess(name, `services/${name}/src/main.ts`, {
+      ...backends.env,
+      GRPC_PORT: grpcPort,
+      METRICS_PORT: `${await freePort()}`,
+      ...(name === 'budgets' ? { IDENTITY_ADDR: backends.identity, COSTS_ADDR: backends.costs } : {}),
+    });
+    procs.push(proc);
+    await waitForReady(url, [proc], slow);
+  }
+
+  beforeAll(async () => {
+    const client = admin();
+    await client.connect();
+    await client.query(`CREATE DATABASE ${database}`);
+    await client.end();
+    backends = await startBackends(
+      {
+        DATABASE_URL: databaseUrl(),
+        NATS_URL: process.env.NATS_URL,
+        EVENT_NAMESPACE: namespace,
+        GUARD_BOOTSTRAP_API_KEY: apiKey,
+      },
+      procs,
+    );
+    url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
+    db = new pg.Client({ connectionString: databaseUrl() });
+    await db.connect();
+    nc = await connect({ servers: process.env.NATS_URL });
+    jsm = await jetstreamManager(nc);
+  }, 2 * slow);
+
+  afterAll(async () => {
+    await nc?.close();
+    await db?.end();
+    await Promise.all(procs.map((p) => p.stop()));
+    const client = admin();
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await client.end();
+    await deleteStreams(process.env.NATS_URL!, namespace);
+  }, 60_000);
+
+  it(
+    'crosses 50, 80 and 100 % as files arrive: one violation each, breached, acknowledged, resolved',
+    async () => {
+      const ids = await setUp('storefront');
+
+      await upload(ids.connectionId, exports[0]!);
+      await expectCrossings(ids, 0);
+      await upload(ids.connectionId, exports[1]!);
+      await expectCrossings(ids, 1);
+      const third = await upload(ids.connectionId, exports[2]!);
+      expect(third.body.data.rows_replaced).toBe(exports[1]!.length);
+      const [info, warning, critical] = await expectCrossings(ids, 2);
+
+      // The same file again replaces the period with itself: same spend, no new violation.
+      const again = await upload(ids.connectionId, exports[2]!);
+      expect(again.body.data.rows_replaced).toBe(exports[2]!.length);
+      await expectCrossings(ids, 2);
+
+      const acknowledged = await call('POST', `/v1/guard/violations/${warning!.id}/acknowledge`, {
+        note: 'Traffic spike from the sale; scaling down tonight.',
+      });
+      expect(acknowledged.status, JSON.stringify(acknowledged.body)).toBe(200);
+      expect(acknowledged.body.data).toMatchObject({
+        id: warning!.id,
+        status: 'acknowledged',
+        acknowledgement_note: 'Traffic spike from the sale; scaling down tonight.',
+        acknowledged_at: expect.stringMatching(/Z$/),
+      });
+      const twice = await call('POST', `/v1/guard/violations/${warning!.id}/acknowledge`, { note: 'again' });
+      expect(twice.status).toBe(409);
+      expect(twice.body.error.code).toBe('conflict');
+      // Acknowledged violations still count.
+      await quiet();
+      expect((await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data.violation_count).toBe(3);
+
+      const resolved = await call('POST', `/v1/guard/violations/${warning!.id}/resolve`, {
+        note: 'Scaled down.',
+      });
+      expect(resolved.status, JSON.stringify(resolved.body)).toBe(200);
+      expect(resolved.body.data).toMatchObject({
+        status: 'resolved',
+        resolution_note: 'Scaled down.',
+        resolved_at: expect.stringMatching(/Z$/),
+      });
+      expect((await call('GET', `/v1/guard/violations/${warning!.id}`)).body.data.status).toBe('resolved');
+      expect((await call('GET', `/v1/guard/violations/${critical!.id}`)).body.data.status).toBe('open');
+      expect((await call('GET', `/v1/guard/violations/${info!.id}`)).body.data.status).toBe('open');
+      await eventually(
+        async () =>
+          (await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data.violation_count === 2
+            ? true
+            : undefined,
+        slow,
+      );
+      expect(
+        (await call('GET', `/v1/guard/violations?budget_id=${ids.budgetId}&status=resolved`)).body.data.map(
+          (v: Violation) => v.id,
+        ),
+      ).toEqual([warning!.id]);
+    },
+    10 * slow,
+  );
+
+  it(
+    'opens each violation exactly once when violations, then budgets, are killed -9 between uploads',
+    async () => {
+      const ids = await setUp('checkout');
+
+      await upload(ids.connectionId, exports[0]!);
+      // The threshold event is written: kill violations while it may still be on its way to it.
+      await eventually(async () => {
+        const read = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
+        return read.body.data?.thresholds[0].notified_at ? true : undefined;
+      }, slow);
+      await kill('violations');
+      await upload(ids.connectionId, exports[1]!);
+      // Budgets evaluates the upload while violations is down; its event waits in JetStream.
+      await eventually(async () => {
+        const read = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
+        return read.body.data?.thresholds[1].notified_at ? true : undefined;
+      }, slow);
+      expect((await call('GET', '/v1/guard/violations')).status).toBe(503);
+      await restart('violations');
+      await expectCrossings(ids, 1);
+
+      await kill('budgets');
+      await upload(ids.connectionId, exports[2]!);
+      await restart('budgets');
+      await expectCrossings(ids, 2);
+
+      // The restarted processes still take part: a resolve reaches the count budgets keeps.
+      const [info] = await violationsOf(ids.budgetId);
+      expect((await call('POST', `/v1/guard/violations/${info!.id}/resolve`)).status).toBe(200);
+      await eventually(
+        async () =>
+          (await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data.violation_count === 2
+            ? true
+            : undefined,
+        slow,
+      );
+    },
+    10 * slow,
+  );
+});
