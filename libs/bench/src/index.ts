@@ -8,6 +8,7 @@ export {
 } from './processes';
 export {
   figuresOf,
+  printCosts,
   printLimiter,
   printProjects,
   printRateLimit,
@@ -18,6 +19,7 @@ export {
   target,
   type AllResults,
   type BenchResult,
+  type CostsResult,
   type Figures,
   type LimiterResult,
   type RateLimitResult,

@@ -3,8 +3,10 @@
  * 1. GET /v1/guard/projects/:id through the gateway and gRPC against a single-process express + pg handler;
  * 2. the same GET on a gateway limiting on Redis and on one with RATE_LIMIT=off (what limiting costs);
  * 3. the Redis limiter's own acquire latency, called from this process;
- * 4. SCIM `userName eq`, `co` and list pages on a team of 100,000 users, through the gateway.
- * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim) runs only those.
+ * 4. SCIM `userName eq`, `co` and list pages on a team of 100,000 users, through the gateway;
+ * 5. costs: the upload rate of a 1,000,000-row FOCUS file with the memory of the gateway and costs, budget
+ *    evaluation over 10,000,000 cost records, and the time from an upload to its violation (NATS).
+ * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim, costs) runs only those.
  * Progress goes to stderr; a table per section and one `BENCH_RESULT {...}` line to stdout.
  */
 import os from 'node:os';
@@ -16,8 +18,10 @@ import { createRpcClient } from '@costgov/rpc';
 import { uniqueName } from '@costgov/testing';
 import { benchProbe, measure, positiveInt, processProbe, progress, type CpuProbe } from './load';
 import { startBaseline, startFullPath, startGateway, type Gateway, type Proc } from './processes';
+import { costsSection } from './costs';
 import { checkRedis, gatewayRedisTimeoutMs, limiterLatency, rateLimitCost, redisPid } from './ratelimit';
 import {
+  printCosts,
   printLimiter,
   printProjects,
   printRateLimit,
@@ -25,6 +29,7 @@ import {
   printScim,
   summarize,
   type BenchResult,
+  type CostsResult,
   type LimiterResult,
   type RateLimitResult,
   type ScimResult,
@@ -37,6 +42,9 @@ const durationSeconds = positiveInt('BENCH_DURATION', 10);
 const connections = positiveInt('BENCH_CONNECTIONS', 32);
 const warmUpSeconds = positiveInt('BENCH_WARMUP', 3);
 const scimUsers = positiveInt('BENCH_SCIM_USERS', 100_000);
+const ingestRows = positiveInt('BENCH_INGEST_ROWS', 1_000_000);
+const evalRows = positiveInt('BENCH_EVAL_ROWS', 10_000_000);
+const violationRuns = positiveInt('BENCH_VIOLATION_RUNS', 50);
 const settings = { durationSeconds, warmUpSeconds };
 const seededProjects = 1_000;
 /** The bootstrap key of team `default`: the prefix and 40 base62 characters. */
@@ -49,8 +57,8 @@ const redisOnlyTimeoutMs = 1_000;
 /** Acquisitions of the limiter latency runs, and how many are in flight in the concurrent one. */
 const limiterAcquisitions = 5_000;
 const limiterInFlight = 50;
-/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all four by default. */
-const sectionNames = ['projects', 'ratelimit', 'limiter', 'scim'] as const;
+/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all five by default. */
+const sectionNames = ['projects', 'ratelimit', 'limiter', 'scim', 'costs'] as const;
 type Section = (typeof sectionNames)[number];
 const sections = new Set(
   (process.env.BENCH_SECTIONS ?? sectionNames.join(','))
@@ -181,15 +189,15 @@ async function main(): Promise<void> {
 
   let failed = true;
   try {
-    // Every section but the projects comparison runs on a gateway limiting on Redis.
-    if (sectionNames.some((name) => name !== 'projects' && runs(name))) {
+    // The rate limiting, limiter and SCIM sections run on Redis.
+    if (runs('ratelimit') || runs('limiter') || runs('scim')) {
       progress(`checking Redis at BENCH_REDIS_URL`);
       await checkRedis(redisUrl);
     }
     progress(`creating database ${database}`);
     await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
     progress(
-      `starting identity, budgets, violations and gateway${process.env.NATS_URL ? ' (NATS)' : ' (in-process bus)'}`,
+      `starting identity, costs, budgets, violations and gateway${process.env.NATS_URL ? ' (NATS)' : ' (in-process bus)'}`,
     );
     const { gateway, backends } = await startFullPath(
       { databaseUrl, namespace: uniqueName('bench'), apiKey },
@@ -322,7 +330,23 @@ async function main(): Promise<void> {
       });
       printLimiter(limiter);
     }
-    printResult({ ...projects, rateLimit, limiter, scim });
+    let costs: CostsResult | undefined;
+    if (runs('costs')) {
+      costs = await costsSection({
+        gateway,
+        backends,
+        costsPid: pidOf('costs')!,
+        databaseUrl,
+        teamId,
+        apiKey,
+        ingestRows,
+        evalRows,
+        violationRuns,
+        nats: Boolean(process.env.NATS_URL),
+      })();
+      printCosts(costs);
+    }
+    printResult({ ...projects, rateLimit, limiter, scim, costs });
     failed = false;
   } finally {
     // What the processes logged (warnings and errors) usually says why a run failed.

@@ -339,11 +339,125 @@ export function printScim(result: ScimResult): void {
   );
 }
 
+/**
+ * Targets of the costs section: upload rate of the large file; peak resident memory of the gateway and
+ * of costs at the large file at most this multiple of their peak at 100,000 rows ("memory flat"); p99 of
+ * a budget's evaluation; p99 from an upload's answer to its violation in the list.
+ */
+export const costsTargets = {
+  rowsPerSecond: 50_000,
+  memoryGrowth: 1.25,
+  evaluationMs: 200,
+  violationP99Ms: 1_000,
+};
+
+export interface Latency {
+  calls: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface IngestRun {
+  rows: number;
+  bytes: number;
+  /** From the request's start to the 200 answer. */
+  seconds: number;
+  rowsPerSecond: number;
+  /** VmRSS right before the upload and its highest reading during it (polled every 50 ms), MiB. */
+  rssBeforeMiB: { gateway: number; costs: number };
+  rssPeakMiB: { gateway: number; costs: number };
+}
+
+export interface ViolationLatency extends Latency {
+  /** GET /v1/guard/violations requests it took, in all runs. */
+  polls: number;
+  verdict: Verdict;
+}
+
+export interface CostsResult {
+  /** The month (UTC) of every generated file and record: the budgets' current period. */
+  month: string;
+  ingest: {
+    runs: IngestRun[];
+    /** Of the largest file. */
+    rowsPerSecond: number;
+    rateVerdict: Verdict;
+    /** Highest ratio of a process's peak memory at the largest file to its peak at 100,000 rows. */
+    memoryGrowth: number;
+    memoryVerdict: Verdict;
+  };
+  evaluation: {
+    rows: number;
+    dailyCostsRows: number;
+    dailySpendRows: number;
+    fillSeconds: number;
+    spend: number;
+    taggedSpend: number;
+    /** current_spend of the untagged budget after its evaluations (equals `spend`). */
+    budgetSpend: number;
+    getSpend: Latency;
+    getSpendTagged: Latency;
+    patchBudget: Latency;
+    patchTagged: Latency;
+    verdict: Verdict;
+  };
+  violation: ViolationLatency | { skipped: string };
+}
+
+export function printCosts(result: CostsResult): void {
+  const { ingest, evaluation, violation } = result;
+  const t = costsTargets;
+  const mib = (x: number) => `${x.toFixed(0)} MiB`;
+  const ms = (x: number) => x.toFixed(1).padStart(9);
+  const latency = (name: string, l: Latency) =>
+    `${name.padEnd(46)}${String(l.calls).padStart(6)}${ms(l.p50Ms)}${ms(l.p99Ms)}${ms(l.maxMs)}`;
+  const latencyHeader = (first: string) =>
+    `${first.padEnd(46)}${'calls'.padStart(6)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'max ms'.padStart(9)}`;
+  const [small, large] = [ingest.runs[0]!, ingest.runs.at(-1)!];
+  console.log(
+    lines(
+      '',
+      `Costs: ingest, evaluation, violation latency (data for ${result.month})`,
+      '',
+      `${'upload (POST .../cost-data)'.padEnd(30)}${'rows'.padStart(10)}${'MiB'.padStart(7)}${'s'.padStart(8)}${'rows/s'.padStart(9)}${'gateway RSS before/peak'.padStart(26)}${'costs RSS before/peak'.padStart(24)}`,
+      ...ingest.runs.map(
+        (r) =>
+          `${''.padEnd(30)}${String(r.rows).padStart(10)}${(r.bytes / 2 ** 20).toFixed(0).padStart(7)}${r.seconds.toFixed(1).padStart(8)}${r.rowsPerSecond.toFixed(0).padStart(9)}${`${mib(r.rssBeforeMiB.gateway)} / ${mib(r.rssPeakMiB.gateway)}`.padStart(26)}${`${mib(r.rssBeforeMiB.costs)} / ${mib(r.rssPeakMiB.costs)}`.padStart(24)}`,
+      ),
+      '',
+      `ingest rate of ${large.rows} rows: ${large.rowsPerSecond.toFixed(0)} rows/s (target >= ${t.rowsPerSecond}): ${ingest.rateVerdict}`,
+      `memory flat from ${small.rows} to ${large.rows} rows, peak of each process at most ${t.memoryGrowth}x: ` +
+        `gateway ${(large.rssPeakMiB.gateway / small.rssPeakMiB.gateway).toFixed(2)}x, costs ${(large.rssPeakMiB.costs / small.rssPeakMiB.costs).toFixed(2)}x: ${ingest.memoryVerdict}`,
+      '',
+      `Budget evaluation over ${evaluation.rows} cost records of one connection (${evaluation.dailyCostsRows} daily_costs, ` +
+        `${evaluation.dailySpendRows} daily_spend rows; filled in SQL in ${evaluation.fillSeconds.toFixed(0)} s); ` +
+        `spend ${evaluation.spend.toFixed(2)} USD, tagged ${evaluation.taggedSpend.toFixed(2)} USD, budget current_spend ${evaluation.budgetSpend}`,
+      latencyHeader(''),
+      latency('GetSpend (gRPC, the month)', evaluation.getSpend),
+      latency('GetSpend with tags team, environment', evaluation.getSpendTagged),
+      latency('PATCH /v1/guard/budgets/:id (evaluates)', evaluation.patchBudget),
+      latency('PATCH of a budget with tags (evaluates)', evaluation.patchTagged),
+      `budget evaluation p99 under ${t.evaluationMs} ms: ${evaluation.verdict}`,
+      '',
+      'skipped' in violation
+        ? `Violation latency: skipped (${violation.skipped})`
+        : lines(
+            "Violation latency: from the upload's 200 answer to the first GET /v1/guard/violations?budget_id= listing it",
+            latencyHeader(''),
+            latency('fresh connection, project, budget per run', violation),
+            `(${violation.polls} polls, every 10 ms) p99 under ${t.violationP99Ms} ms: ${violation.verdict}`,
+          ),
+    ),
+  );
+}
+
 /** The sections run (BENCH_SECTIONS); a section not run is absent. */
 export interface AllResults extends Partial<BenchResult> {
   rateLimit?: RateLimitResult;
   limiter?: LimiterResult;
   scim?: ScimResult;
+  costs?: CostsResult;
 }
 
 /** Every figure of the run as one `BENCH_RESULT {...}` line. */
