@@ -1,5 +1,5 @@
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -399,6 +399,30 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
       await kill('budgets');
       await upload(ids.connectionId, exports[2]!);
       await restart('budgets');
+      await expectCrossings(ids, 2);
+
+      // Every message of the flow delivered once more, past the publish dedupe (a new Nats-Msg-Id), as a
+      // redelivery after a lost ack would: the upload's event and each threshold event change nothing.
+      for (const [stream, type, about, count] of [
+        ['costs', 'costs.data.ingested', ids.connectionId, exports.length],
+        ['budgets', 'budgets.budget.threshold_crossed', ids.budgetId, 3],
+        ['budgets', 'budgets.budget.breached', ids.budgetId, 1],
+      ] as const) {
+        const subject = `${namespace}.${type}`;
+        const name = `${namespace}_${stream}`.toUpperCase();
+        const { state } = await jsm.streams.info(name);
+        let copies = 0;
+        for (let seq = state.first_seq; seq <= state.last_seq; seq++) {
+          const stored = await jsm.streams.getMessage(name, { seq }).catch(() => null);
+          if (stored?.subject !== subject || stored.header.get('ce-subject') !== about) continue;
+          const again = natsHeaders();
+          for (const [key, values] of stored.header) for (const value of values) again.append(key, value);
+          again.set('Nats-Msg-Id', `${stored.header.get('ce-id')}-again`);
+          await jetstream(nc).publish(subject, stored.data, { headers: again });
+          copies++;
+        }
+        expect(copies, type).toBe(count);
+      }
       await expectCrossings(ids, 2);
 
       // The restarted processes still take part: a resolve reaches the count budgets keeps.
