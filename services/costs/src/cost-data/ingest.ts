@@ -103,7 +103,6 @@ export function costDataFactory({
        VALUES ($1, $2, $3, 'loading', $4, $5)`,
       [uploadId, teamId, input.connectionId, staging, now()],
     );
-    let facts: FocusFileFacts;
     try {
       // Unlogged: what a crash loses of it is worthless anyway, and it skips the WAL.
       await db.exec(`CREATE UNLOGGED TABLE ${staging} ${stagingDefinition}`);
@@ -111,7 +110,7 @@ export function costDataFactory({
       const chunkChars = db.kind === 'pglite' ? 2 * 1024 * 1024 : 256 * 1024;
       const reader = readFocus(input.body, encoding, { chunkChars, ...readOptions });
       await db.copyIn(`${staging} (${columnList})`, reader.chunks);
-      facts = reader.facts();
+      const facts = reader.facts();
       const stored = await swapIn(teamId, input.connectionId, uploadId, staging, facts);
       return {
         connectionId: input.connectionId,
