@@ -18,7 +18,7 @@ import { costsModule } from '../src/module';
 const logger = createLogger('test', 'silent');
 const asA = { teamId: newId('team') };
 const asB = { teamId: newId('team') };
-const samplePath = path.resolve(__dirname, '../../../../shared/data/focus/focus_sample_1000.csv');
+const samplePath = path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv');
 const sample = readFileSync(samplePath);
 
 let db: Db;

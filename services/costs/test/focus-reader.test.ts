@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '@costgov/errors';
 import { readFocus } from '../src/cost-data/reader';
 
-const sample = readFileSync(path.resolve(__dirname, '../../../../shared/data/focus/focus_sample_1000.csv'));
+const sample = readFileSync(path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv'));
 const header = sample.toString('utf8').split('\n')[0]!;
 
 async function* pieces(bytes: Buffer, size: number) {

@@ -14,7 +14,7 @@ import { costsModule } from '../src/module';
 
 const logger = createLogger('test', 'silent');
 const as = { teamId: newId('team') };
-const sample = readFileSync(path.resolve(__dirname, '../../../../shared/data/focus/focus_sample_1000.csv'));
+const sample = readFileSync(path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv'));
 
 let service: RunningService;
 let bus: Awaited<ReturnType<typeof testBus>>;
