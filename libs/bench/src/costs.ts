@@ -75,19 +75,40 @@ function rssMiB(pid: number): number {
   }
 }
 
-/** Polls the resident memory of each process every 50 ms until stopped; the highest reading of each. */
+/**
+ * Polls the resident memory of each process every 50 ms until stopped: the reading before, the highest
+ * reading, and the highest of each quarter of the time watched (memory that grows with the rows read
+ * would climb from quarter to quarter; a heap that settles does not).
+ */
 function watchMemory(pids: Record<string, number>) {
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, rssMiB(pid)]));
-  const peak = { ...before };
-  const read = () => {
-    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name]!, rssMiB(pid));
-  };
-  const timer = setInterval(read, 50);
+  const names = Object.keys(pids);
+  const read = () => Object.fromEntries(names.map((name) => [name, rssMiB(pids[name]!)]));
+  const before = read();
+  const samples: Array<{ at: number; rss: Record<string, number> }> = [];
+  const started = performance.now();
+  const sample = () => samples.push({ at: performance.now() - started, rss: read() });
+  const timer = setInterval(sample, 50);
+  let stopped: { before: typeof before; peak: typeof before; quarters: Record<string, number[]> } | undefined;
   return {
+    /** Stops watching (once; later calls answer the same). */
     stop() {
+      if (stopped) return stopped;
       clearInterval(timer);
-      read();
-      return { before, peak };
+      sample();
+      const span = samples.at(-1)!.at || 1;
+      const highest = (name: string, from: number, to: number) => {
+        const readings = samples
+          .filter((s) => s.at >= from * span && s.at <= to * span)
+          .map((s) => s.rss[name]!);
+        return readings.length > 0 ? Math.max(...readings) : Number.NaN;
+      };
+      const peak = Object.fromEntries(
+        names.map((name) => [name, Math.max(before[name]!, highest(name, 0, 1))]),
+      );
+      const quarters = Object.fromEntries(
+        names.map((name) => [name, [0, 1, 2, 3].map((q) => highest(name, q / 4, (q + 1) / 4))]),
+      );
+      return (stopped = { before, peak, quarters });
     },
   };
 }
@@ -184,7 +205,7 @@ export function costsSection(settings: CostsSettings) {
         memory.stop();
       }
       const { ms, rows: stored } = uploaded;
-      const { before, peak } = memory.stop();
+      const { before, peak, quarters } = memory.stop();
       if (stored !== rows) throw new Error(`the upload of ${rows} rows stored ${stored}`);
       progress(
         `${rows} rows in ${(ms / 1000).toFixed(1)} s (${(rows / (ms / 1000)).toFixed(0)} rows/s); peak RSS gateway ${peak.gateway!.toFixed(0)} MiB, costs ${peak.costs!.toFixed(0)} MiB`,
@@ -197,6 +218,7 @@ export function costsSection(settings: CostsSettings) {
         rowsPerSecond: rows / (ms / 1000),
         rssBeforeMiB: before as IngestRun['rssBeforeMiB'],
         rssPeakMiB: peak as IngestRun['rssPeakMiB'],
+        rssPeakByQuarterMiB: quarters as IngestRun['rssPeakByQuarterMiB'],
       });
     }
     for (const file of files.values()) await rm(file, { force: true });

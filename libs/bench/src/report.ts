@@ -367,6 +367,8 @@ export interface IngestRun {
   /** VmRSS right before the upload and its highest reading during it (polled every 50 ms), MiB. */
   rssBeforeMiB: { gateway: number; costs: number };
   rssPeakMiB: { gateway: number; costs: number };
+  /** The highest reading in each quarter of the upload's time. */
+  rssPeakByQuarterMiB: { gateway: number[]; costs: number[] };
 }
 
 export interface ViolationLatency extends Latency {
@@ -424,6 +426,10 @@ export function printCosts(result: CostsResult): void {
       ...ingest.runs.map(
         (r) =>
           `${''.padEnd(30)}${String(r.rows).padStart(10)}${(r.bytes / 2 ** 20).toFixed(0).padStart(7)}${r.seconds.toFixed(1).padStart(8)}${r.rowsPerSecond.toFixed(0).padStart(9)}${`${mib(r.rssBeforeMiB.gateway)} / ${mib(r.rssPeakMiB.gateway)}`.padStart(26)}${`${mib(r.rssBeforeMiB.costs)} / ${mib(r.rssPeakMiB.costs)}`.padStart(24)}`,
+      ),
+      ...ingest.runs.map(
+        (r) =>
+          `peak RSS per quarter of the ${r.rows}-row upload, MiB: gateway ${r.rssPeakByQuarterMiB.gateway.map((x) => x.toFixed(0)).join(', ')}; costs ${r.rssPeakByQuarterMiB.costs.map((x) => x.toFixed(0)).join(', ')}`,
       ),
       '',
       `ingest rate of ${large.rows} rows: ${large.rowsPerSecond.toFixed(0)} rows/s (target >= ${t.rowsPerSecond}): ${ingest.rateVerdict}`,
