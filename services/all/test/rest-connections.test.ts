@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '@costgov/config';
 import { identity } from '@costgov/contracts';
 import { createLogger } from '@costgov/log';
@@ -112,6 +112,30 @@ describe('REST /v1/guard/connections through the gateway (extension)', () => {
     expect(deleted.status).toBe(204);
     expectError(await call('GET', `/v1/guard/connections/${connection.id}`), 404, 'not_found');
     expectError(await call('DELETE', `/v1/guard/connections/${connection.id}`), 404, 'not_found');
+  });
+
+  it('takes a deleted connection out of the projects that listed it, and only that one', async () => {
+    const create = async (name: string) =>
+      (await call('POST', '/v1/guard/connections', { body: { name, provider: 'gcp' } })).body.data
+        .id as string;
+    const [gone, kept] = [await create('gcp-gone'), await create('gcp-kept')];
+    const project = (
+      await call('POST', '/v1/guard/projects', { body: { name: 'uses-gcp', connection_ids: [gone, kept] } })
+    ).body.data;
+    expect(project.connection_ids).toEqual([gone, kept]);
+
+    expect((await call('DELETE', `/v1/guard/connections/${gone}`)).status).toBe(204);
+    await vi.waitFor(
+      async () => {
+        const read = await call('GET', `/v1/guard/projects/${project.id}`);
+        expect(read.body.data.connection_ids).toEqual([kept]);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    // The project can be saved again with what it lists: no dangling id makes its PATCH a 422.
+    const patched = await call('PATCH', `/v1/guard/projects/${project.id}`, { body: { name: 'uses-gcp-2' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.connection_ids).toEqual([kept]);
   });
 
   it('answers 409 for a name the team already uses, in any case', async () => {

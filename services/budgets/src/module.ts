@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { budgets, costs, identity } from '@costgov/contracts';
+import { decodeEvent } from '@costgov/bus';
+import { budgets, costs, events, identity } from '@costgov/contracts';
 import { migrationsFrom } from '@costgov/db';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import type { ServiceModule } from '@costgov/runtime';
@@ -64,6 +65,14 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
         durable: 'budgets_spend_changed',
         types: spendChangingEvents,
         handler: (tx, event) => evaluateAfterCostChange(tx, event, evaluator),
+      });
+      await consume({
+        durable: 'budgets_connection_deleted',
+        types: ['costs.connection.deleted'],
+        handler: async (tx, event) => {
+          const { teamId, connectionId } = decodeEvent(events.ConnectionChangedSchema, event);
+          await projects.forgetConnection(tx, teamId, connectionId);
+        },
       });
       await consume({
         durable: 'budgets_violation_counts',

@@ -347,7 +347,26 @@ export function projectsFactory({
     });
   }
 
-  return { createProject, getProject, listProjects, updateProject, deleteProject };
+  /**
+   * A deleted connection leaves every project of the team that listed it (costs publishes
+   * `costs.connection.deleted`); runs in the consumer's inbox transaction, so a redelivery changes nothing.
+   */
+  async function forgetConnection(tx: Queryable, teamId: string, connectionId: string): Promise<number> {
+    const { rows } = await tx.query<ProjectRow>(
+      `WITH changed AS (
+         UPDATE projects SET connection_ids = array_remove(connection_ids, $2), updated_at = now()
+         WHERE team_id = $1 AND $2 = ANY(connection_ids) RETURNING *
+       )
+       SELECT p.*,
+         (SELECT count(*) FROM budgets b WHERE b.project_id = p.id AND b.status <> 'archived')::int AS budget_count
+       FROM changed p`,
+      [teamId, connectionId],
+    );
+    for (const row of rows) await publishChange(tx, 'updated', toProject(row), ['connection_ids']);
+    return rows.length;
+  }
+
+  return { createProject, getProject, listProjects, updateProject, deleteProject, forgetConnection };
 }
 
 const snakeCase = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
