@@ -363,12 +363,16 @@ export interface IngestRun {
   bytes: number;
   /** From the request's start to the 200 answer. */
   seconds: number;
+  /** From the last byte handed to the socket to the answer: the service's work after reading the file. */
+  afterBodySeconds: number;
   rowsPerSecond: number;
   /** VmRSS right before the upload and its highest reading during it (polled every 50 ms), MiB. */
   rssBeforeMiB: { gateway: number; costs: number };
   rssPeakMiB: { gateway: number; costs: number };
   /** The highest reading in each quarter of the upload's time. */
   rssPeakByQuarterMiB: { gateway: number[]; costs: number[] };
+  /** CPU seconds each process spent during the upload (user + system; postgres: the database's backends). */
+  cpuSeconds: Record<string, number>;
 }
 
 export interface ViolationLatency extends Latency {
@@ -431,9 +435,17 @@ export function printCosts(result: CostsResult): void {
         (r) =>
           `peak RSS per quarter of the ${r.rows}-row upload, MiB: gateway ${r.rssPeakByQuarterMiB.gateway.map((x) => x.toFixed(0)).join(', ')}; costs ${r.rssPeakByQuarterMiB.costs.map((x) => x.toFixed(0)).join(', ')}`,
       ),
+      ...ingest.runs.map(
+        (r) =>
+          `CPU seconds during the ${r.rows}-row upload (${r.seconds.toFixed(1)} s, of which ${r.afterBodySeconds.toFixed(1)} s after the last byte was sent): ${Object.entries(
+            r.cpuSeconds,
+          )
+            .map(([name, seconds]) => `${name} ${seconds.toFixed(1)}`)
+            .join(', ')}`,
+      ),
       '',
       `ingest rate of ${large.rows} rows: ${large.rowsPerSecond.toFixed(0)} rows/s (target >= ${t.rowsPerSecond}): ${ingest.rateVerdict}`,
-      `memory flat from ${small.rows} to ${large.rows} rows, peak of each process at most ${t.memoryGrowth}x: ` +
+      `memory flat from ${small.rows} to ${large.rows} rows, peak of each process at most ${t.memoryGrowth}x that at ${small.rows} (after a warm-up upload): ` +
         `gateway ${(large.rssPeakMiB.gateway / small.rssPeakMiB.gateway).toFixed(2)}x, costs ${(large.rssPeakMiB.costs / small.rssPeakMiB.costs).toFixed(2)}x: ${ingest.memoryVerdict}`,
       '',
       `Budget evaluation over ${evaluation.rows} cost records of one connection (${evaluation.dailyCostsRows} daily_costs, ` +
