@@ -192,6 +192,51 @@ export function describeLimiterContract(harness: LimiterHarness): void {
       }));
   });
 
+  describe('a renewed lease (a request outliving one TTL) keeps its slot', () => {
+    const leaseTtlMs = 300;
+
+    it('holds the slot past the first expiry while renewed, and frees it one TTL after the last renewal', () =>
+      withLimiter(leaseTtlMs, async (limiter) => {
+        const policy = { ...standard, concurrency: 1 };
+        const key = uniqueName('renew');
+        const { lease } = await limiter.acquire(key, policy);
+        for (let i = 0; i < 3; i++) {
+          await harness.wait(leaseTtlMs / 2);
+          await lease!.renew();
+        }
+        const renewedAt = await harness.now();
+        // 450 ms after the acquire (more than one TTL) the slot is still taken.
+        expect((await limiter.acquire(key, policy)).decision.reason).toBe('concurrency');
+        for (;;) {
+          const { decision, lease: next } = await limiter.acquire(key, policy);
+          const at = await harness.now();
+          if (decision.allowed) {
+            expect(at - renewedAt).toBeGreaterThanOrEqual(leaseTtlMs - 5);
+            await next!.release();
+            break;
+          }
+          expect(at - renewedAt, 'the renewed slot never expired').toBeLessThan(leaseTtlMs + 3_000);
+          await harness.wait(25);
+        }
+        await lease!.renew(); // an expired lease stays expired
+        const again = await limiter.acquire(key, policy);
+        expect(again.decision.allowed).toBe(true);
+        await again.lease!.release();
+      }));
+
+    it('does nothing once released', () =>
+      withLimiter(leaseTtlMs, async (limiter) => {
+        const policy = { ...standard, concurrency: 1 };
+        const key = uniqueName('renew-released');
+        const { lease } = await limiter.acquire(key, policy);
+        await lease!.release();
+        await lease!.renew();
+        const next = await limiter.acquire(key, policy);
+        expect(next.decision.allowed).toBe(true);
+        await next.lease!.release();
+      }));
+  });
+
   describe('a lease never released (its gateway died) expires after leaseTtlMs', () => {
     const leaseTtlMs = 300;
     const pollMs = 25;

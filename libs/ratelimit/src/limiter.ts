@@ -29,6 +29,11 @@ export interface LimitDecision {
 export interface Lease {
   /** Frees the slot. Idempotent, and never throws: a slot that cannot be freed expires on its own. */
   release(): Promise<void>;
+  /**
+   * Keeps the slot for another lease TTL from now, for a request that outlives one (a long upload). Does
+   * nothing once released or expired, and never throws: a renewal that fails leaves the old expiry.
+   */
+  renew(): Promise<void>;
 }
 
 export interface Acquisition {

@@ -86,6 +86,10 @@ export function createMemoryLimiter({
             released = true;
             leases.delete(id);
           },
+          async renew() {
+            const at = now();
+            if (!released && (leases.get(id) ?? -Infinity) > at) leases.set(id, at + leaseTtlMs);
+          },
         },
       };
     },

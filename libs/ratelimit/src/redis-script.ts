@@ -46,3 +46,23 @@ redis.call('ZADD', KEYS[2], now + lease_ttl, ARGV[5])
 redis.call('PEXPIRE', KEYS[2], lease_ttl)
 return { 1, tostring(tokens) }
 `;
+
+/**
+ * Pushes one lease's expiry to a lease TTL from now (Redis's clock), only while it is still held: an
+ * expired or released lease is not brought back. The set's own TTL follows, so it outlives every lease.
+ *
+ * KEYS[1]  leases: sorted set of lease ids scored by expiry in ms
+ * ARGV     lease TTL in ms, lease id
+ * Returns  1 when renewed, 0 when the lease was gone
+ */
+export const renewScript = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[2]))
+if expiry == nil or expiry <= now then
+  return 0
+end
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
+return 1
+`;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { assertValidPolicy, decide, type Acquisition, type LimiterLogger, type RateLimiter } from './limiter';
-import { acquireScript } from './redis-script';
+import { acquireScript, renewScript } from './redis-script';
 
 export interface RedisLimiterOptions {
   url: string;
@@ -30,6 +30,7 @@ interface LimiterClient extends Redis {
     leaseTtlMs: number,
     leaseId: string,
   ): Promise<AcquireReply>;
+  costgovRenew(leasesKey: string, leaseTtlMs: number, leaseId: string): Promise<number>;
 }
 
 const outcomes = { 0: 'rate', 1: 'allowed', 2: 'concurrency' } as const;
@@ -54,6 +55,7 @@ export function createRedisLimiter({
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
   }) as LimiterClient;
   client.defineCommand('costgovAcquire', { numberOfKeys: 2, lua: acquireScript });
+  client.defineCommand('costgovRenew', { numberOfKeys: 1, lua: renewScript });
   // Every failed reconnect emits an error; the fallback logs the outage once, so these stay at debug.
   client.on('error', (err: Error) => logger.debug({ err }, 'rate limiter redis connection error'));
   client.on('ready', () => logger.debug('rate limiter redis connection ready'));
@@ -103,6 +105,14 @@ export function createRedisLimiter({
             if (released) return;
             released = true;
             await release(leasesKey, leaseId);
+          },
+          async renew() {
+            if (released) return;
+            try {
+              await client.costgovRenew(leasesKey, leaseTtlMs, leaseId);
+            } catch (err) {
+              logger.debug({ err, leasesKey }, 'rate limiter lease not renewed; it keeps its expiry');
+            }
           },
         },
       };

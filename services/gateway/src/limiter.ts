@@ -42,7 +42,7 @@ const unlimited: RateLimiter = {
   async acquire(_key, policy) {
     return {
       decision: { allowed: true, remaining: policy.capacity, resetSeconds: 0, policy },
-      lease: { release: async () => undefined },
+      lease: { release: async () => undefined, renew: async () => undefined },
     };
   },
   close: async () => undefined,

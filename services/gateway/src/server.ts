@@ -80,7 +80,11 @@ export async function startGateway(
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustProxy: config.TRUST_PROXY,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,
-    upload: { maxBytes: config.UPLOAD_MAX_BYTES, idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS },
+    upload: {
+      maxBytes: config.UPLOAD_MAX_BYTES,
+      idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
+      leaseRenewMs: Math.max(1, Math.floor(config.RATE_LIMIT_LEASE_TTL_MS / 3)),
+    },
     auth,
     limiter,
     idempotency: idempotencyStore,

@@ -112,7 +112,7 @@ beforeAll(async () => {
     backendsReady: async () => ({}),
     draining: () => false,
     bodyTimeoutMs: 500,
-    upload: { maxBytes, idleTimeoutMs: 400 },
+    upload: { maxBytes, idleTimeoutMs: 400, leaseRenewMs: 20_000 },
   });
   server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -6,7 +6,7 @@ import { createLogger } from '@costgov/log';
 import { createMemoryLimiter } from '@costgov/ratelimit';
 import type { Principal } from '../src/http/auth';
 import { errorHandler } from '../src/http/errors';
-import { rateLimit } from '../src/http/rate-limit';
+import { rateLimit, renewLeaseUntilDone } from '../src/http/rate-limit';
 
 const principal: Principal = {
   teamId: 'team_1',
@@ -67,5 +67,41 @@ describe('the concurrency slot of a request (1 allowed)', () => {
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(status).toBe(200);
+  });
+});
+
+describe('the slot of a request that outlives its lease (a long upload)', () => {
+  const leaseTtlMs = 300;
+  let longServer: Server;
+  let longUrl: string;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use((req, _res, next) => ((req.principal = principal), next()));
+    app.use(rateLimit(createMemoryLimiter({ leaseTtlMs })));
+    app.get('/quick', (_req, res) => void res.end('ok'));
+    const slow = (renew: boolean) => (_req: express.Request, res: express.Response) => {
+      if (renew) renewLeaseUntilDone(res, leaseTtlMs / 3);
+      setTimeout(() => res.end('done'), 3 * leaseTtlMs);
+    };
+    app.get('/renewed', slow(true));
+    app.get('/not-renewed', slow(false));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    longServer = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => longServer.once('listening', resolve));
+    longUrl = `http://127.0.0.1:${(longServer.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => new Promise((resolve) => longServer.close(resolve)));
+
+  it.each([
+    ['renewed', 429],
+    ['not-renewed', 200],
+  ])('%s: a second request two lease TTLs in answers %i', async (path, second) => {
+    const long = fetch(`${longUrl}/${path}`);
+    await new Promise((resolve) => setTimeout(resolve, 2 * leaseTtlMs));
+    expect((await fetch(`${longUrl}/quick`)).status).toBe(second);
+    expect((await long).status).toBe(200);
+    expect((await fetch(`${longUrl}/quick`)).status).toBe(200); // and the slot is back once it ended
   });
 });

@@ -20,6 +20,21 @@ function release(this: Leased): void {
   void lease.release();
 }
 
+/**
+ * Renews the response's concurrency slot every `everyMs` until the response ends, for a request that may
+ * outlive one lease TTL (a cost-data upload taking minutes): otherwise its slot would expire while it
+ * still runs, and the credential could have one more request in flight than its limit.
+ */
+export function renewLeaseUntilDone(res: Response, everyMs: number): void {
+  const lease = (res as Leased)[leaseOf];
+  if (!lease) return;
+  const timer = setInterval(() => void lease.renew(), everyMs);
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  res.once('finish', stop);
+  res.once('close', stop);
+}
+
 /** The credential's limits as a policy: a bucket of a minute's requests refilling evenly, and a concurrency cap. */
 export function policyOf(principal: Principal): LimitPolicy {
   const { requestsPerMinute, concurrentRequests } = principal.limits;

@@ -5,6 +5,7 @@ import type { costs } from '@costgov/contracts';
 import { BadRequestError, DomainError } from '@costgov/errors';
 import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
+import { renewLeaseUntilDone } from '../http/rate-limit';
 import { textRule } from '../http/text-rule';
 import { callContext } from './projects';
 
@@ -16,9 +17,15 @@ export interface UploadLimits {
   maxBytes: number;
   /** An upload that sends nothing for this long is answered 408 and cancelled. */
   idleTimeoutMs: number;
+  /** How often the upload's rate-limit concurrency slot is renewed (a third of its lease TTL). */
+  leaseRenewMs: number;
 }
 
-export const defaultUploadLimits: UploadLimits = { maxBytes: 2 * 1024 ** 3, idleTimeoutMs: 30_000 };
+export const defaultUploadLimits: UploadLimits = {
+  maxBytes: 2 * 1024 ** 3,
+  idleTimeoutMs: 30_000,
+  leaseRenewMs: 20_000,
+};
 
 /** Whether a request is a cost-data upload, whose body arrives over minutes and is streamed, not parsed. */
 export const isCostDataUpload = (req: IncomingMessage): boolean =>
@@ -139,6 +146,7 @@ export function costDataRoutes(client: CostDataClient, limits: UploadLimits = de
   const router = Router();
 
   router.post('/:id/cost-data', textRule('guard'), async (req, res) => {
+    renewLeaseUntilDone(res, limits.leaseRenewMs);
     try {
       // The operation has no query parameters; as elsewhere, an unknown one is an error, not ignored.
       const unknown = Object.keys(req.query as object);
