@@ -4,7 +4,7 @@
  * budget PATCH, which evaluates before answering), and the time from an upload's answer to its violation
  * in `GET /v1/guard/violations` (over NATS).
  */
-import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -514,6 +514,9 @@ export function costsSection(settings: CostsSettings) {
 
   return async function run(): Promise<CostsResult> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-costs-'));
+    // Ctrl-C ends the bench with process.exit, past the finally below: the files (up to GBs) go then too.
+    const removeFiles = () => rmSync(dir, { recursive: true, force: true });
+    process.once('exit', removeFiles);
     try {
       const month = currentMonth();
       const ingestResult = await ingest(dir, month.month);
@@ -529,6 +532,7 @@ export function costsSection(settings: CostsSettings) {
       }
       return { month: month.month, ingest: ingestResult, evaluation: evaluationResult, violation };
     } finally {
+      process.off('exit', removeFiles);
       await rm(dir, { recursive: true, force: true });
     }
   };
