@@ -1,71 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@costgov/config';
-import { identity } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient } from '@costgov/rpc';
-import { eventually, freshDb, testBus } from '@costgov/testing';
-import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+import { eventually } from '@costgov/testing';
+import type { RunningSystem } from '../src/system';
+import { expectError, restCaller, startRestSystem, type Reply } from './support/rest';
 
-const logger = createLogger('test', 'silent');
 const bootstrapKey = 'cg_live_restbudgetsbootstrapkey000000000000';
+const call = restCaller(() => system.url, bootstrapKey);
 let system: RunningSystem;
 let otherTeamKey: string;
 let readOnlyKey: string;
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-async function call(
-  method: string,
-  path: string,
-  options: { key?: string | null; body?: unknown; raw?: string; contentType?: string } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  const key = options.key === undefined ? bootstrapKey : options.key;
-  if (key) headers.authorization = `Bearer ${key}`;
-  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-  if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const response = await fetch(`${system.url}${path}`, { method, headers, body });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-}
-
-const expectError = (reply: Reply, status: number, code: string) => {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body.error).toMatchObject({ code, message: expect.any(String), details: expect.any(Array) });
-};
-
 const fieldsOf = (reply: Reply) => (reply.body.error.details as Array<{ field: string }>).map((d) => d.field);
 
 beforeAll(async () => {
-  const config = loadConfig(systemConfig, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory' });
-  system = await startSystem(config, logger, {
-    env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
-    quietBootstrap: true,
-    anyPorts: true,
-    openDb: (service) => freshDb(service),
-    bus: await testBus(logger),
-  });
-  const identityPort = system.services.find((s) => s.name === 'identity')!.port;
-  const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-  const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
-  otherTeamKey = (
-    await identityClient.createApiKey(
-      { name: 'ci', scopes: ['guard:read', 'guard:write'] },
-      { teamId: other.id },
-    )
-  ).secret;
-  readOnlyKey = (
-    await identityClient.createApiKey(
-      { name: 'dashboard', scopes: ['guard:read'] },
-      { teamId: system.bootstrap!.teamId },
-    )
-  ).secret;
-  identityClient.close();
+  ({ system, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
 }, 60_000);
 
 afterAll(() => system?.stop());

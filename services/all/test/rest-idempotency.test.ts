@@ -1,71 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@costgov/config';
-import { identity } from '@costgov/contracts';
-import { createLogger } from '@costgov/log';
-import { createRpcClient } from '@costgov/rpc';
-import { freshDb, testBus, uniqueName } from '@costgov/testing';
-import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+import { uniqueName } from '@costgov/testing';
+import type { RunningSystem } from '../src/system';
+import { restCaller, startRestSystem } from './support/rest';
 
 /** Idempotency-Key through the whole system: the gateway's keys in front of the real budgets service. */
-const logger = createLogger('test', 'silent');
 const bootstrapKey = 'cg_live_idempotencybootstrapkey00000000000';
+const call = restCaller(() => system.url, bootstrapKey);
 let system: RunningSystem;
 let otherTeamKey: string;
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-async function call(
-  method: string,
-  path: string,
-  options: { key?: string; idempotencyKey?: string; body?: unknown; raw?: string } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = { authorization: `Bearer ${options.key ?? bootstrapKey}` };
-  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${system.url}${path}`, { method, headers, body });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    text,
-    body: text ? JSON.parse(text) : undefined,
-  };
-}
 
 const projectCount = async (key = bootstrapKey) =>
   (await call('GET', '/v1/guard/projects', { key })).body.meta.total_count as number;
 
 beforeAll(async () => {
   // Keys in the configured Redis on real infrastructure, in the gateway's memory otherwise.
-  const config = loadConfig(systemConfig, {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: 'memory',
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-  });
-  system = await startSystem(config, logger, {
-    env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
-    quietBootstrap: true,
-    anyPorts: true,
-    openDb: (service) => freshDb(service),
-    bus: await testBus(logger),
-  });
-  const identityPort = system.services.find((s) => s.name === 'identity')!.port;
-  const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-  const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
-  otherTeamKey = (
-    await identityClient.createApiKey(
-      { name: 'ci', scopes: ['guard:read', 'guard:write'] },
-      { teamId: other.id },
-    )
-  ).secret;
-  identityClient.close();
+  const config: Record<string, string> = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
+  ({ system, otherTeamKey } = await startRestSystem(bootstrapKey, { config }));
 });
 
 afterAll(() => system?.stop());

@@ -1,68 +1,22 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@costgov/config';
-import { identity, scim } from '@costgov/contracts';
-import { createLogger } from '@costgov/log';
+import { scim } from '@costgov/contracts';
 import { createRpcClient } from '@costgov/rpc';
-import { eventually, freshDb, testBus } from '@costgov/testing';
-import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+import { eventually } from '@costgov/testing';
+import type { RunningSystem } from '../src/system';
+import { expectError, restCaller, startRestSystem } from './support/rest';
 
-const logger = createLogger('test', 'silent');
 const bootstrapKey = 'cg_live_resttestbootstrapkey0000000000000000';
+const call = restCaller(() => system.url, bootstrapKey);
 let system: RunningSystem;
 let otherTeamKey: string;
 let readOnlyKey: string;
 /** An active SCIM user of the bootstrap team: approvers must be users of the team. */
 let approver: string;
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-async function call(
-  method: string,
-  path: string,
-  options: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = { ...options.headers };
-  const key = options.key === undefined ? bootstrapKey : options.key;
-  if (key) headers.authorization = `Bearer ${key}`;
-  let body: string | undefined;
-  if (options.raw !== undefined) body = options.raw;
-  else if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined) headers['content-type'] ??= 'application/json';
-  const response = await fetch(`${system.url}${path}`, { method, headers, body });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-}
-
 beforeAll(async () => {
-  const config = loadConfig(systemConfig, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory' });
-  system = await startSystem(config, logger, {
-    env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey },
-    quietBootstrap: true,
-    anyPorts: true,
-    openDb: (service) => freshDb(service),
-    bus: await testBus(logger),
-  });
+  ({ system, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
   const identityPort = system.services.find((s) => s.name === 'identity')!.port;
-  const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-  const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
-  otherTeamKey = (
-    await identityClient.createApiKey(
-      { name: 'ci', scopes: ['guard:read', 'guard:write'] },
-      { teamId: other.id },
-    )
-  ).secret;
-  readOnlyKey = (
-    await identityClient.createApiKey(
-      { name: 'dashboard', scopes: ['guard:read'] },
-      { teamId: system.bootstrap!.teamId },
-    )
-  ).secret;
-  identityClient.close();
   const scimClient = createRpcClient(scim.ScimService, `127.0.0.1:${identityPort}`);
   const user = await scimClient.createUser(
     {
@@ -81,12 +35,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => system?.stop());
-
-const expectError = (reply: Reply, status: number, code: string) => {
-  expect(reply.status).toBe(status);
-  expect(reply.body.error).toMatchObject({ code, message: expect.any(String), details: expect.any(Array) });
-  expect(reply.headers.get('x-request-id')).toBeTruthy();
-};
 
 describe('REST /v1/guard/projects through the gateway', () => {
   describe('authentication', () => {

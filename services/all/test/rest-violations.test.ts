@@ -5,16 +5,14 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { encodePayload, type CloudEvent } from '@costgov/bus';
-import { loadConfig } from '@costgov/config';
-import { events, identity } from '@costgov/contracts';
+import { events } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient } from '@costgov/rpc';
-import { eventually, freshDb, testBus } from '@costgov/testing';
-import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+import { eventually } from '@costgov/testing';
+import type { RunningSystem } from '../src/system';
+import { expectError, restCaller, startRestSystem, type Reply } from './support/rest';
 
-const logger = createLogger('test', 'silent');
 const bootstrapKey = 'cg_live_restviolationsbootstrapkey0000000000';
+const call = restCaller(() => system.url, bootstrapKey);
 let system: RunningSystem;
 let teamId: string;
 let otherTeamKey: string;
@@ -26,35 +24,6 @@ let oauthToken: string;
 let oauthUserId: string;
 let jwks: Server;
 const issuer = 'https://idp.violations.test';
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-async function call(
-  method: string,
-  path: string,
-  options: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${options.key ?? bootstrapKey}`,
-    ...options.headers,
-  };
-  let body: string | undefined;
-  if (options.raw !== undefined) body = options.raw;
-  else if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined) headers['content-type'] ??= 'application/json';
-  const response = await fetch(`${system.url}${path}`, { method, headers, body });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-}
-
-const expectError = (reply: Reply, status: number, code: string) => {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body.error).toMatchObject({ code, message: expect.any(String), details: expect.any(Array) });
-};
 
 /** `budgets.budget.threshold_crossed` as budgets' relay publishes it, for the project under test. */
 function thresholdCrossed(threshold: number, spend: number, budget = budgetId): CloudEvent {
@@ -121,32 +90,13 @@ beforeAll(async () => {
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' };
   jwks = createServer((_req, res) => res.end(JSON.stringify({ keys: [jwk] })));
   await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
-  const config = loadConfig(systemConfig, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory' });
-  system = await startSystem(config, logger, {
+  ({ system, teamId, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey, {
     env: {
-      GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
       OAUTH_ISSUER: issuer,
       OAUTH_AUDIENCE: 'costgov',
       OAUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
     },
-    quietBootstrap: true,
-    anyPorts: true,
-    openDb: (service) => freshDb(service),
-    bus: await testBus(logger),
-  });
-  teamId = system.bootstrap!.teamId;
-  const identityPort = system.services.find((s) => s.name === 'identity')!.port;
-  const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-  const other = await identityClient.createTeam({ name: 'other', plan: 'team' });
-  otherTeamKey = (
-    await identityClient.createApiKey(
-      { name: 'ci', scopes: ['guard:read', 'guard:write'] },
-      { teamId: other.id },
-    )
-  ).secret;
-  readOnlyKey = (await identityClient.createApiKey({ name: 'dashboard', scopes: ['guard:read'] }, { teamId }))
-    .secret;
-  identityClient.close();
+  }));
   oauthUserId = randomUUID();
   await system.services
     .find((s) => s.name === 'identity')!
