@@ -87,10 +87,7 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
       LOG_LEVEL: 'info',
       REDIS_URL: redis.url,
       RATE_LIMIT_LEASE_TTL_MS: `${leaseTtlMs}`,
-      // A loaded CI machine stalled Redis answers past 250 ms: the gateway then rightly answered from its
-      // per-process limiter, which knows nothing of the other gateway's slots. The fallback itself is
-      // tested with Redis stopped (refused at once), which no timeout delays.
-      RATE_LIMIT_REDIS_TIMEOUT_MS: '2000',
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '250',
       // The gateway refuses a request time bound at or above the lease TTL.
       HEADERS_TIMEOUT_MS: `${leaseTtlMs - 1_000}`,
       BODY_TIMEOUT_MS: `${leaseTtlMs - 500}`,
@@ -172,8 +169,24 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
     const key = await newKey();
     // Leases expire leaseTtlMs after they were taken, which is after this moment.
     const heldAt = Date.now();
-    const held = Array.from({ length: 10 }, () => hold(gatewayA.url, key));
-    await eventually(async () => ((await get(gatewayB.url, key)).status === 429 ? true : undefined));
+    // B's polling GET can take a slot for a moment just as a hold arrives at A, which then refuses that
+    // hold: send it again until A holds all ten, which B sees as "in flight" (not the bucket running dry).
+    const held: ClientRequest[] = [];
+    let killed = false;
+    const holdAgainWhenRefused = (): void => {
+      const req = hold(gatewayA.url, key);
+      req.on('response', (res) => {
+        res.resume();
+        if (res.statusCode === 429 && !killed) holdAgainWhenRefused();
+      });
+      held.push(req);
+    };
+    for (let i = 0; i < 10; i++) holdAgainWhenRefused();
+    await eventually(async () => {
+      const reply = await get(gatewayB.url, key);
+      return reply.status === 429 && (await reply.text()).includes('in flight') ? true : undefined;
+    });
+    killed = true;
     gatewayA.proc.child.kill('SIGKILL');
     for (const req of held) req.destroy();
     expect((await get(gatewayB.url, key)).status).toBe(429);
