@@ -7,3 +7,4 @@ export * as rpcStatus from './gen/google/rpc/status_pb';
 export * as rpcErrors from './gen/google/rpc/error_details_pb';
 export * as costs from './gen/costgov/costs/v1/costs_pb';
 export * as violations from './gen/costgov/violations/v1/violations_pb';
+export * as scanner from './gen/costgov/scanner/v1/scanner_pb';

@@ -15,6 +15,8 @@ import { discover } from './scim/discovery';
 import { scimGroupsFactory } from './scim/groups';
 import { scimRpc } from './scim/rpc';
 import { scimUsersFactory } from './scim/users';
+import { scanCreditsFactory } from './teams/scan-credits';
+import { teamSettingsFactory } from './teams/settings';
 import { teamsFactory } from './teams/teams';
 import { activeUsersFactory } from './users/active-users';
 
@@ -38,9 +40,11 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
       if (!oauth) logger.info('OAUTH_ISSUER / OAUTH_AUDIENCE not set: OAuth bearer tokens are not accepted');
       const authenticate = authenticator({ apiKeys, scimTokens, oauth });
       const activeUsers = activeUsersFactory({ db });
+      const scanCredits = scanCreditsFactory({ db });
+      const settings = teamSettingsFactory({ db });
       rpc.add(
         identity.IdentityService,
-        identityRpc({ teams, apiKeys, scimTokens, activeUsers, authenticate }),
+        identityRpc({ teams, apiKeys, scimTokens, activeUsers, scanCredits, settings, authenticate }),
       );
 
       const users = scimUsersFactory({ db, outbox, newUuid, now });

@@ -5,6 +5,8 @@ import type { CallContext, ServiceImpl } from '@costgov/rpc';
 import type { CredentialKind, Principal } from './auth/principal';
 import type { ApiKey, ApiKeys } from './keys/keys';
 import type { ScimToken, ScimTokens } from './keys/scim-tokens';
+import type { ScanCredits } from './teams/scan-credits';
+import type { TeamSettingsStore } from './teams/settings';
 import type { Team, Teams } from './teams/teams';
 import type { ActiveUsers } from './users/active-users';
 
@@ -59,12 +61,16 @@ export function identityRpc({
   apiKeys,
   scimTokens,
   activeUsers,
+  scanCredits,
+  settings,
   authenticate,
 }: {
   teams: Teams;
   apiKeys: ApiKeys;
   scimTokens: ScimTokens;
   activeUsers: ActiveUsers;
+  scanCredits: ScanCredits;
+  settings: TeamSettingsStore;
   authenticate: (credential: string) => Promise<Principal>;
 }): ServiceImpl<typeof identity.IdentityService> {
   return {
@@ -104,6 +110,20 @@ export function identityRpc({
     },
     async grantScanCredits(request) {
       return teamMessage(await teams.grantScanCredits(request.teamId, Number(request.credits)));
+    },
+    async debitScanCredits(request, ctx) {
+      const result = await scanCredits.debit(teamOf(ctx), request.scanId, Number(request.credits));
+      return { balance: BigInt(result.balance), applied: result.applied };
+    },
+    async refundScanCredits(request, ctx) {
+      const result = await scanCredits.refund(teamOf(ctx), request.scanId);
+      return { balance: BigInt(result.balance), applied: result.applied };
+    },
+    async getTeamSettings(_request, ctx) {
+      return settings.getSettings(teamOf(ctx));
+    },
+    async setRequiredTags(request, ctx) {
+      return settings.setRequiredTags(teamOf(ctx), request.requiredTags);
     },
     async createApiKey(request, ctx) {
       const { key, secret } = await apiKeys.createApiKey(teamOf(ctx), {

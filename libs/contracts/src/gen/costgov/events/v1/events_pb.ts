@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJIpQBChBDb3N0RGF0YUluZ2VzdGVkEhUKDWNvbm5lY3Rpb25faWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRyb3dzGAMgASgDEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIYChBmaXJzdF9jaGFyZ2VfZGF5GAUgASgJEhcKD2xhc3RfY2hhcmdlX2RheRgGIAEoCSJrChFDb25uZWN0aW9uQ2hhbmdlZBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIQCghwcm92aWRlchgEIAEoCRIOCgZzdGF0dXMYBSABKAkirwEKDUJ1ZGdldENoYW5nZWQSEQoJYnVkZ2V0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEg4KBmFtb3VudBgFIAEoARIQCghjdXJyZW5jeRgGIAEoCRIOCgZwZXJpb2QYByABKAkSDgoGc3RhdHVzGAggASgJEhYKDmNoYW5nZWRfZmllbGRzGAkgAygJIpoCChZCdWRnZXRUaHJlc2hvbGRDcm9zc2VkEhEKCWJ1ZGdldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEwoLYnVkZ2V0X25hbWUYBCABKAkSFAoMcHJvamVjdF9uYW1lGAUgASgJEhEKCXRocmVzaG9sZBgGIAEoARIXCg9wZXJjZW50YWdlX3VzZWQYByABKAESFQoNY3VycmVudF9zcGVuZBgIIAEoARIOCgZhbW91bnQYCSABKAESEAoIY3VycmVuY3kYCiABKAkSDgoGcGVyaW9kGAsgASgJEhQKDHBlcmlvZF9zdGFydBgMIAEoCRISCgpwZXJpb2RfZW5kGA0gASgJIpsBChBWaW9sYXRpb25DaGFuZ2VkEhQKDHZpb2xhdGlvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEQoJYnVkZ2V0X2lkGAQgASgJEhAKCHNldmVyaXR5GAUgASgJEg4KBnN0YXR1cxgGIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYByABKAliBnByb3RvMw',
+    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJIpQBChBDb3N0RGF0YUluZ2VzdGVkEhUKDWNvbm5lY3Rpb25faWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRyb3dzGAMgASgDEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIYChBmaXJzdF9jaGFyZ2VfZGF5GAUgASgJEhcKD2xhc3RfY2hhcmdlX2RheRgGIAEoCSJrChFDb25uZWN0aW9uQ2hhbmdlZBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIQCghwcm92aWRlchgEIAEoCRIOCgZzdGF0dXMYBSABKAkirwEKDUJ1ZGdldENoYW5nZWQSEQoJYnVkZ2V0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEg4KBmFtb3VudBgFIAEoARIQCghjdXJyZW5jeRgGIAEoCRIOCgZwZXJpb2QYByABKAkSDgoGc3RhdHVzGAggASgJEhYKDmNoYW5nZWRfZmllbGRzGAkgAygJIpoCChZCdWRnZXRUaHJlc2hvbGRDcm9zc2VkEhEKCWJ1ZGdldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEwoLYnVkZ2V0X25hbWUYBCABKAkSFAoMcHJvamVjdF9uYW1lGAUgASgJEhEKCXRocmVzaG9sZBgGIAEoARIXCg9wZXJjZW50YWdlX3VzZWQYByABKAESFQoNY3VycmVudF9zcGVuZBgIIAEoARIOCgZhbW91bnQYCSABKAESEAoIY3VycmVuY3kYCiABKAkSDgoGcGVyaW9kGAsgASgJEhQKDHBlcmlvZF9zdGFydBgMIAEoCRISCgpwZXJpb2RfZW5kGA0gASgJIpsBChBWaW9sYXRpb25DaGFuZ2VkEhQKDHZpb2xhdGlvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEQoJYnVkZ2V0X2lkGAQgASgJEhAKCHNldmVyaXR5GAUgASgJEg4KBnN0YXR1cxgGIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYByABKAkibgoNU2NhblJlcXVlc3RlZBIPCgdzY2FuX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIPCgdjcmVkaXRzGAUgASgFIpYBCgxTY2FuRmluaXNoZWQSDwoHc2Nhbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEhkKEXJlc291cmNlc19zY2FubmVkGAUgASgFEhYKDmZpbmRpbmdzX2NvdW50GAYgASgFEg0KBWVycm9yGAcgASgJItcBCg5GaW5kaW5nQ2hhbmdlZBISCgpmaW5kaW5nX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIPCgdydWxlX2lkGAQgASgJEhMKC3Jlc291cmNlX2lkGAUgASgJEhAKCHNldmVyaXR5GAYgASgJEg4KBnN0YXR1cxgHIAEoCRImChllc3RpbWF0ZWRfbW9udGhseV9zYXZpbmdzGAggASgBSACIAQFCHAoaX2VzdGltYXRlZF9tb250aGx5X3NhdmluZ3NiBnByb3RvMw',
   );
 
 /**
@@ -855,3 +855,273 @@ export type ViolationChangedJson = {
 export const ViolationChangedSchema: GenMessage<ViolationChanged, { jsonType: ViolationChangedJson }> =
   /*@__PURE__*/
   messageDesc(file_costgov_events_v1_events, 9);
+
+/**
+ * scanner.scan.requested: the work queue the scan workers share.
+ *
+ * @generated from message costgov.events.v1.ScanRequested
+ */
+export type ScanRequested = Message<'costgov.events.v1.ScanRequested'> & {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: repeated string connection_ids = 4;
+   */
+  connectionIds: string[];
+
+  /**
+   * @generated from field: int32 credits = 5;
+   */
+  credits: number;
+};
+
+/**
+ * scanner.scan.requested: the work queue the scan workers share.
+ *
+ * @generated from message costgov.events.v1.ScanRequested
+ */
+export type ScanRequestedJson = {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: repeated string connection_ids = 4;
+   */
+  connectionIds?: string[];
+
+  /**
+   * @generated from field: int32 credits = 5;
+   */
+  credits?: number;
+};
+
+/**
+ * Describes the message costgov.events.v1.ScanRequested.
+ * Use `create(ScanRequestedSchema)` to create a new message.
+ */
+export const ScanRequestedSchema: GenMessage<ScanRequested, { jsonType: ScanRequestedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 10);
+
+/**
+ * scanner.scan.completed, scanner.scan.failed
+ *
+ * @generated from message costgov.events.v1.ScanFinished
+ */
+export type ScanFinished = Message<'costgov.events.v1.ScanFinished'> & {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * completed | failed
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 resources_scanned = 5;
+   */
+  resourcesScanned: number;
+
+  /**
+   * @generated from field: int32 findings_count = 6;
+   */
+  findingsCount: number;
+
+  /**
+   * @generated from field: string error = 7;
+   */
+  error: string;
+};
+
+/**
+ * scanner.scan.completed, scanner.scan.failed
+ *
+ * @generated from message costgov.events.v1.ScanFinished
+ */
+export type ScanFinishedJson = {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * completed | failed
+   *
+   * @generated from field: string status = 4;
+   */
+  status?: string;
+
+  /**
+   * @generated from field: int32 resources_scanned = 5;
+   */
+  resourcesScanned?: number;
+
+  /**
+   * @generated from field: int32 findings_count = 6;
+   */
+  findingsCount?: number;
+
+  /**
+   * @generated from field: string error = 7;
+   */
+  error?: string;
+};
+
+/**
+ * Describes the message costgov.events.v1.ScanFinished.
+ * Use `create(ScanFinishedSchema)` to create a new message.
+ */
+export const ScanFinishedSchema: GenMessage<ScanFinished, { jsonType: ScanFinishedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 11);
+
+/**
+ * scanner.finding.created, scanner.finding.updated, scanner.finding.resolved
+ *
+ * @generated from message costgov.events.v1.FindingChanged
+ */
+export type FindingChanged = Message<'costgov.events.v1.FindingChanged'> & {
+  /**
+   * @generated from field: string finding_id = 1;
+   */
+  findingId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string rule_id = 4;
+   */
+  ruleId: string;
+
+  /**
+   * @generated from field: string resource_id = 5;
+   */
+  resourceId: string;
+
+  /**
+   * @generated from field: string severity = 6;
+   */
+  severity: string;
+
+  /**
+   * @generated from field: string status = 7;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional double estimated_monthly_savings = 8;
+   */
+  estimatedMonthlySavings?: number | undefined;
+};
+
+/**
+ * scanner.finding.created, scanner.finding.updated, scanner.finding.resolved
+ *
+ * @generated from message costgov.events.v1.FindingChanged
+ */
+export type FindingChangedJson = {
+  /**
+   * @generated from field: string finding_id = 1;
+   */
+  findingId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: string rule_id = 4;
+   */
+  ruleId?: string;
+
+  /**
+   * @generated from field: string resource_id = 5;
+   */
+  resourceId?: string;
+
+  /**
+   * @generated from field: string severity = 6;
+   */
+  severity?: string;
+
+  /**
+   * @generated from field: string status = 7;
+   */
+  status?: string;
+
+  /**
+   * @generated from field: optional double estimated_monthly_savings = 8;
+   */
+  estimatedMonthlySavings?: number | 'NaN' | 'Infinity' | '-Infinity';
+};
+
+/**
+ * Describes the message costgov.events.v1.FindingChanged.
+ * Use `create(FindingChangedSchema)` to create a new message.
+ */
+export const FindingChangedSchema: GenMessage<FindingChanged, { jsonType: FindingChangedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 12);
