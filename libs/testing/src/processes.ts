@@ -82,6 +82,7 @@ export interface Backends {
   budgets: string;
   violations: string;
   costs: string;
+  scanner: string;
 }
 
 /**
@@ -93,8 +94,8 @@ export async function startBackends(
   procs: Proc[],
   nodeArgs: string[] = [],
 ): Promise<Backends> {
-  const [identity, budgets, violations, costs, ...metrics] = await Promise.all(
-    Array.from({ length: 8 }, freePort),
+  const [identity, budgets, violations, costs, scanner, ...metrics] = await Promise.all(
+    Array.from({ length: 10 }, freePort),
   );
   const { GUARD_BOOTSTRAP_API_KEY, ...shared } = env;
   const service = (name: string, grpcPort: number, metricsPort: number, extra: NodeJS.ProcessEnv = {}) =>
@@ -112,6 +113,11 @@ export async function startBackends(
       COSTS_ADDR: `127.0.0.1:${costs}`,
     }),
     service('violations', violations!, metrics[2]!),
+    service('scanner', scanner!, metrics[4]!, {
+      IDENTITY_ADDR: `127.0.0.1:${identity}`,
+      COSTS_ADDR: `127.0.0.1:${costs}`,
+      BUDGETS_ADDR: `127.0.0.1:${budgets}`,
+    }),
   );
   return {
     env: shared,
@@ -119,6 +125,7 @@ export async function startBackends(
     budgets: `127.0.0.1:${budgets}`,
     violations: `127.0.0.1:${violations}`,
     costs: `127.0.0.1:${costs}`,
+    scanner: `127.0.0.1:${scanner}`,
   };
 }
 
@@ -150,6 +157,7 @@ export async function startGatewayProcess(
       BUDGETS_ADDR: backends.budgets,
       VIOLATIONS_ADDR: backends.violations,
       COSTS_ADDR: backends.costs,
+      SCANNER_ADDR: backends.scanner,
       ...env,
     },
     nodeArgs,

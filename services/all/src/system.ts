@@ -1,5 +1,6 @@
 import { budgetsModule } from '@costgov/budgets';
 import { costsModule } from '@costgov/costs';
+import { scannerModule } from '@costgov/scanner';
 import type { Bus } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import { gatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@costgov/gateway';
@@ -63,7 +64,8 @@ export async function startSystem(
     at(config.BUDGETS_ADDR),
   );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
-  const services = [identity, costs, budgets, violations];
+  const scanner = await startService(scannerModule(), at(config.SCANNER_ADDR));
+  const services = [identity, costs, budgets, violations, scanner];
   const gateway = await startGateway(
     {
       ...config,
@@ -71,6 +73,7 @@ export async function startSystem(
       BUDGETS_ADDR: `127.0.0.1:${budgets.port}`,
       VIOLATIONS_ADDR: `127.0.0.1:${violations.port}`,
       COSTS_ADDR: `127.0.0.1:${costs.port}`,
+      SCANNER_ADDR: `127.0.0.1:${scanner.port}`,
     },
     logger,
     { bus },

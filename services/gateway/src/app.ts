@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import type { budgets, costs, scim, violations } from '@costgov/contracts';
+import type { budgets, costs, scanner, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
@@ -29,6 +29,9 @@ export interface GatewayDeps {
   violations: RpcClient<typeof violations.ViolationsService>;
   connections: RpcClient<typeof costs.ConnectionsService>;
   costData: RpcClient<typeof costs.CostDataService>;
+  scans: RpcClient<typeof scanner.ScansService>;
+  findings: RpcClient<typeof scanner.FindingsService>;
+  posture: RpcClient<typeof scanner.PostureService>;
   /** The public base URL (e.g. https://api.example.com) for SCIM locations; else taken from the request. */
   publicBaseUrl?: string;
   /** Whether each backend is serving, reported by /readyz (never a reason for it to fail). */

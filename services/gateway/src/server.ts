@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Bus, Consumer } from '@costgov/bus';
-import { budgets, costs, identity, scim, violations } from '@costgov/contracts';
+import { budgets, costs, identity, scanner, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import { checkHealth, createRpcClient } from '@costgov/rpc';
 import { createGatewayApp } from './app';
@@ -43,6 +43,9 @@ export async function startGateway(
   const violationsClient = createRpcClient(violations.ViolationsService, config.VIOLATIONS_ADDR, rpcOptions);
   const connectionsClient = createRpcClient(costs.ConnectionsService, config.COSTS_ADDR, rpcOptions);
   const costDataClient = createRpcClient(costs.CostDataService, config.COSTS_ADDR, rpcOptions);
+  const scansClient = createRpcClient(scanner.ScansService, config.SCANNER_ADDR, rpcOptions);
+  const findingsClient = createRpcClient(scanner.FindingsService, config.SCANNER_ADDR, rpcOptions);
+  const postureClient = createRpcClient(scanner.PostureService, config.SCANNER_ADDR, rpcOptions);
   const clients = [
     identityClient,
     projectsClient,
@@ -51,12 +54,16 @@ export async function startGateway(
     violationsClient,
     connectionsClient,
     costDataClient,
+    scansClient,
+    findingsClient,
+    postureClient,
   ];
   const backends = {
     identity: config.IDENTITY_ADDR,
     budgets: config.BUDGETS_ADDR,
     violations: config.VIOLATIONS_ADDR,
     costs: config.COSTS_ADDR,
+    scanner: config.SCANNER_ADDR,
   };
   const limiter = await createLimiter(config, logger);
   const idempotencyStore = await createIdempotencyStore(config, logger);
@@ -77,6 +84,9 @@ export async function startGateway(
     violations: violationsClient,
     connections: connectionsClient,
     costData: costDataClient,
+    scans: scansClient,
+    findings: findingsClient,
+    posture: postureClient,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustProxy: config.TRUST_PROXY,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,

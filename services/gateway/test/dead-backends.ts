@@ -1,10 +1,18 @@
-import { budgets, costs, scim, violations } from '@costgov/contracts';
+import { budgets, costs, scanner, scim, violations } from '@costgov/contracts';
 import { createRpcClient, type RpcClientOptions } from '@costgov/rpc';
 import type { GatewayDeps } from '../src/app';
 
 type Backends = Pick<
   GatewayDeps,
-  'projects' | 'scim' | 'budgets' | 'violations' | 'connections' | 'costData'
+  | 'projects'
+  | 'scim'
+  | 'budgets'
+  | 'violations'
+  | 'connections'
+  | 'costData'
+  | 'scans'
+  | 'findings'
+  | 'posture'
 >;
 
 /** Every backend client of the gateway, all pointed at one address where nothing answers. */
@@ -17,5 +25,8 @@ export function deadBackends(port: number, options: RpcClientOptions = {}): Back
     violations: createRpcClient(violations.ViolationsService, address, options),
     connections: createRpcClient(costs.ConnectionsService, address, options),
     costData: createRpcClient(costs.CostDataService, address, options),
+    scans: createRpcClient(scanner.ScansService, address, options),
+    findings: createRpcClient(scanner.FindingsService, address, options),
+    posture: createRpcClient(scanner.PostureService, address, options),
   };
 }

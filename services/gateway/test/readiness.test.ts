@@ -33,7 +33,7 @@ describe('gateway readiness with its backends down', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
       status: 'ready',
-      backends: { identity: false, budgets: false, violations: false, costs: false },
+      backends: { identity: false, budgets: false, violations: false, costs: false, scanner: false },
     });
   });
 

@@ -1,0 +1,1 @@
+export { scannerModule } from './module';
