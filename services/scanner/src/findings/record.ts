@@ -1,0 +1,154 @@
+import { create } from '@bufbuild/protobuf';
+import { events } from '@costgov/contracts';
+import type { Queryable } from '@costgov/db';
+import type { IdGenerator } from '@costgov/ids';
+import type { Outbox } from '@costgov/runtime';
+import { fingerprintOf } from './fingerprint';
+
+// Until the rule types land in ../rules/types.ts (helper S2), the shape scanner.md fixes.
+export interface RuleResult {
+  ruleId: string;
+  resourceId: string;
+  resourceType: string;
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  title: string;
+  description: string;
+  recommendation: string;
+  estimatedMonthlySavings?: number;
+  currency: string;
+}
+
+export interface RecordFindingsDeps {
+  outbox: Outbox;
+  newId: IdGenerator;
+  now: () => Date;
+}
+
+export interface RecordFindingsInput {
+  teamId: string;
+  projectId: string;
+  scanId: string;
+  results: RuleResult[];
+}
+
+interface KnownRow {
+  id: string;
+  fingerprint: string;
+  status: string;
+  severity: string;
+  estimated_monthly_savings: number | null;
+}
+
+interface ChangedRow extends KnownRow {
+  rule_id: string;
+  resource_id: string;
+}
+
+/**
+ * Stores what one scan of a project saw, in the caller's transaction (the one completing the scan):
+ * a new fingerprint opens a finding; a known one is refreshed (a resolved one reopens); an open
+ * finding this scan did not see is resolved; a suppressed one stays suppressed either way.
+ * Events: `created` for a new finding, `resolved` for one resolved here, `updated` when a finding
+ * seen again changed status, severity or savings (what the event carries).
+ */
+export async function recordFindings(
+  tx: Queryable,
+  { outbox, newId, now }: RecordFindingsDeps,
+  { teamId, projectId, scanId, results }: RecordFindingsInput,
+): Promise<{ findingsCount: number }> {
+  const at = now();
+  // One finding per rule and resource: a rule reporting the same resource twice keeps the last report.
+  const byFingerprint = new Map(results.map((result) => [fingerprintOf(result), result]));
+
+  // Locked in id order so a purge or a PATCH meeting this scan waits rather than deadlocks.
+  const { rows: known } = await tx.query<KnownRow>(
+    `SELECT id, fingerprint, status, severity, estimated_monthly_savings FROM findings
+     WHERE team_id = $1 AND project_id = $2 ORDER BY id FOR UPDATE`,
+    [teamId, projectId],
+  );
+  const before = new Map(known.map((row) => [row.fingerprint, row]));
+
+  const seen = [...byFingerprint].map(([fingerprint, r]) => ({
+    id: before.get(fingerprint)?.id ?? newId('finding'),
+    fingerprint,
+    rule_id: r.ruleId,
+    resource_id: r.resourceId,
+    resource_type: r.resourceType,
+    severity: r.severity,
+    title: r.title,
+    description: r.description,
+    recommendation: r.recommendation,
+    estimated_monthly_savings: r.estimatedMonthlySavings ?? null,
+    currency: r.currency,
+  }));
+
+  const { rows: upserted } = seen.length
+    ? await tx.query<ChangedRow>(
+        `INSERT INTO findings AS f (id, team_id, project_id, scan_id, first_scan_id, rule_id, fingerprint,
+           resource_id, resource_type, severity, title, description, recommendation,
+           estimated_monthly_savings, currency, created_at, updated_at)
+         SELECT s.id, $1, $2, $3, $3, s.rule_id, s.fingerprint, s.resource_id, s.resource_type, s.severity,
+           s.title, s.description, s.recommendation, s.estimated_monthly_savings, s.currency, $5, $5
+         FROM jsonb_to_recordset($4::jsonb) AS s(id text, fingerprint text, rule_id text, resource_id text,
+           resource_type text, severity text, title text, description text, recommendation text,
+           estimated_monthly_savings numeric, currency text)
+         ON CONFLICT (team_id, project_id, fingerprint) DO UPDATE SET
+           scan_id = EXCLUDED.scan_id, severity = EXCLUDED.severity, resource_type = EXCLUDED.resource_type,
+           title = EXCLUDED.title, description = EXCLUDED.description,
+           recommendation = EXCLUDED.recommendation,
+           estimated_monthly_savings = EXCLUDED.estimated_monthly_savings, currency = EXCLUDED.currency,
+           status = CASE WHEN f.status = 'resolved' THEN 'open' ELSE f.status END,
+           resolved_at = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_at END,
+           updated_at = EXCLUDED.updated_at
+         RETURNING f.id, f.fingerprint, f.status, f.severity, f.estimated_monthly_savings, f.rule_id,
+           f.resource_id`,
+        [teamId, projectId, scanId, JSON.stringify(seen), at],
+      )
+    : { rows: [] };
+
+  const { rows: resolved } = await tx.query<ChangedRow>(
+    `UPDATE findings SET status = 'resolved', resolved_at = $4, updated_at = $4
+     WHERE team_id = $1 AND project_id = $2 AND status = 'open' AND scan_id <> $3
+     RETURNING id, fingerprint, status, severity, estimated_monthly_savings, rule_id, resource_id`,
+    [teamId, projectId, scanId, at],
+  );
+
+  for (const row of upserted) {
+    const previous = before.get(row.fingerprint);
+    if (!previous) await publish(outbox, tx, 'created', teamId, projectId, row);
+    else if (
+      previous.status !== row.status ||
+      previous.severity !== row.severity ||
+      previous.estimated_monthly_savings !== row.estimated_monthly_savings
+    )
+      await publish(outbox, tx, 'updated', teamId, projectId, row);
+  }
+  for (const row of resolved) await publish(outbox, tx, 'resolved', teamId, projectId, row);
+
+  return { findingsCount: byFingerprint.size };
+}
+
+export async function publish(
+  outbox: Outbox,
+  tx: Queryable,
+  change: 'created' | 'updated' | 'resolved',
+  teamId: string,
+  projectId: string,
+  row: ChangedRow,
+): Promise<void> {
+  await outbox.addMessage(tx, {
+    type: `scanner.finding.${change}`,
+    subject: row.id,
+    schema: events.FindingChangedSchema,
+    message: create(events.FindingChangedSchema, {
+      findingId: row.id,
+      teamId,
+      projectId,
+      ruleId: row.rule_id,
+      resourceId: row.resource_id,
+      severity: row.severity,
+      status: row.status,
+      estimatedMonthlySavings: row.estimated_monthly_savings ?? undefined,
+    }),
+  });
+}
