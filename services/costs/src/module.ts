@@ -9,6 +9,8 @@ import { costDataFactory } from './cost-data/ingest';
 import { costDataRpc } from './cost-data/rpc';
 import { ratesFactory } from './rates/rates';
 import { ratesRpc } from './rates/rpc';
+import { scanDataRpc } from './scan-data/rpc';
+import { scanDataQueries } from './scan-data/scan-data';
 import { spendQueries } from './spend/spend';
 
 /** Costs: connections, FOCUS cost data (upload, rollups, spend queries) and exchange rates. */
@@ -28,6 +30,7 @@ export function costsModule(): ServiceModule {
       const costData = costDataFactory({ db, outbox, now, logger });
       await costData.sweepAbandoned();
       rpc.add(costs.CostDataService, costDataRpc(costData, spendQueries({ db })));
+      rpc.add(costs.ScanDataService, scanDataRpc(scanDataQueries({ db })));
     },
   };
 }

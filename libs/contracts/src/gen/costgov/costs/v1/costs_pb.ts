@@ -16,7 +16,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_costs_v1_costs: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Chxjb3N0Z292L2Nvc3RzL3YxL2Nvc3RzLnByb3RvEhBjb3N0Z292LmNvc3RzLnYxIt4BCgpDb25uZWN0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDgoGc3RhdHVzGAQgASgJEjQKEGxhc3RfaW5nZXN0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjkKF0NyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkiIgoUR2V0Q29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkiigEKFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFQoIcHJvdmlkZXIYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARIsCgRwYWdlGAMgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCCwoJX3Byb3ZpZGVyQgkKB19zdGF0dXMidwoXTGlzdENvbm5lY3Rpb25zUmVzcG9uc2USMQoLY29ubmVjdGlvbnMYASADKAsyHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SKQoEbWV0YRgCIAEoCzIbLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VNZXRhImEKF1VwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBAUIHCgVfbmFtZUIJCgdfc3RhdHVzIiUKF0RlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIhoKGERlbGV0ZUNvbm5lY3Rpb25SZXNwb25zZSIsCh1GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVxdWVzdBILCgNpZHMYASADKAkiNQoeRmluZE1pc3NpbmdDb25uZWN0aW9uc1Jlc3BvbnNlEhMKC21pc3NpbmdfaWRzGAEgAygJIlYKC1VwbG9hZFN0YXJ0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSGAoQY29udGVudF9lbmNvZGluZxgCIAEoCRIWCg5kZWNsYXJlZF9ieXRlcxgDIAEoAyJgChVVcGxvYWRDb3N0RGF0YVJlcXVlc3QSLgoFc3RhcnQYASABKAsyHS5jb3N0Z292LmNvc3RzLnYxLlVwbG9hZFN0YXJ0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IjIKDkN1cnJlbmN5QW1vdW50EhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoASJPCg5DdXJyZW5jeVRvdGFscxIQCghjdXJyZW5jeRgBIAEoCRITCgtiaWxsZWRfY29zdBgCIAEoARIWCg5lZmZlY3RpdmVfY29zdBgDIAEoASLRAQoNSW5nZXN0U3VtbWFyeRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEgwKBHJvd3MYAiABKAMSFQoNZm9jdXNfdmVyc2lvbhgDIAEoCRIXCg9iaWxsaW5nX3BlcmlvZHMYBCADKAkSMAoGdG90YWxzGAUgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeVRvdGFscxIVCg1yb3dzX3JlcGxhY2VkGAYgASgDEg0KBWJ5dGVzGAcgASgDEhMKC2R1cmF0aW9uX21zGAggASgDIocCCg9HZXRTcGVuZFJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKBHRhZ3MYBCADKAsyKy5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdC5UYWdzRW50cnkSFQoIY3VycmVuY3kYBSABKAlIAIgBARorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfY3VycmVuY3kirAEKEEdldFNwZW5kUmVzcG9uc2USNQoLYnlfY3VycmVuY3kYASADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50EhEKCWNvbnZlcnRlZBgCIAEoARI1Cgt1bmNvbnZlcnRlZBgDIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSFwoPbGFzdF9jaGFyZ2VfZGF5GAQgASgJIu0BChRHZXREYWlseVNwZW5kUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoEdGFncxgEIAMoCzIwLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlgKCkRhaWx5U3BlbmQSCwoDZGF5GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAMgASgBEhMKC2JpbGxlZF9jb3N0GAQgASgBIkMKFUdldERhaWx5U3BlbmRSZXNwb25zZRIqCgRkYXlzGAEgAygLMhwuY29zdGdvdi5jb3N0cy52MS5EYWlseVNwZW5kIpgBChVHZXRUYWdDb3ZlcmFnZVJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlcXVpcmVkX3RhZ3MYBCADKAkiiwEKFkdldFRhZ0NvdmVyYWdlUmVzcG9uc2USMQoHY292ZXJlZBgBIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSLwoFdG90YWwYAiADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50Eg0KBXJhdGlvGAMgASgBInAKBFJhdGUSFQoNZnJvbV9jdXJyZW5jeRgBIAEoCRITCgt0b19jdXJyZW5jeRgCIAEoCRIMCgRyYXRlGAMgASgBEi4KCnVwZGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkoKDlNldFJhdGVSZXF1ZXN0EhUKDWZyb21fY3VycmVuY3kYASABKAkSEwoLdG9fY3VycmVuY3kYAiABKAkSDAoEcmF0ZRgDIAEoASISChBMaXN0UmF0ZXNSZXF1ZXN0IjoKEUxpc3RSYXRlc1Jlc3BvbnNlEiUKBXJhdGVzGAEgAygLMhYuY29zdGdvdi5jb3N0cy52MS5SYXRlMvUEChJDb25uZWN0aW9uc1NlcnZpY2USWwoQQ3JlYXRlQ29ubmVjdGlvbhIpLmNvc3Rnb3YuY29zdHMudjEuQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SVQoNR2V0Q29ubmVjdGlvbhImLmNvc3Rnb3YuY29zdHMudjEuR2V0Q29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SZgoPTGlzdENvbm5lY3Rpb25zEiguY29zdGdvdi5jb3N0cy52MS5MaXN0Q29ubmVjdGlvbnNSZXF1ZXN0GikuY29zdGdvdi5jb3N0cy52MS5MaXN0Q29ubmVjdGlvbnNSZXNwb25zZRJbChBVcGRhdGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5VcGRhdGVDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJpChBEZWxldGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5EZWxldGVDb25uZWN0aW9uUmVxdWVzdBoqLmNvc3Rnb3YuY29zdHMudjEuRGVsZXRlQ29ubmVjdGlvblJlc3BvbnNlEnsKFkZpbmRNaXNzaW5nQ29ubmVjdGlvbnMSLy5jb3N0Z292LmNvc3RzLnYxLkZpbmRNaXNzaW5nQ29ubmVjdGlvbnNSZXF1ZXN0GjAuY29zdGdvdi5jb3N0cy52MS5GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVzcG9uc2UyiQMKD0Nvc3REYXRhU2VydmljZRJcCg5VcGxvYWRDb3N0RGF0YRInLmNvc3Rnb3YuY29zdHMudjEuVXBsb2FkQ29zdERhdGFSZXF1ZXN0Gh8uY29zdGdvdi5jb3N0cy52MS5Jbmdlc3RTdW1tYXJ5KAESUQoIR2V0U3BlbmQSIS5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdBoiLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXNwb25zZRJgCg1HZXREYWlseVNwZW5kEiYuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVxdWVzdBonLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlc3BvbnNlEmMKDkdldFRhZ0NvdmVyYWdlEicuY29zdGdvdi5jb3N0cy52MS5HZXRUYWdDb3ZlcmFnZVJlcXVlc3QaKC5jb3N0Z292LmNvc3RzLnYxLkdldFRhZ0NvdmVyYWdlUmVzcG9uc2UyqQEKDFJhdGVzU2VydmljZRJDCgdTZXRSYXRlEiAuY29zdGdvdi5jb3N0cy52MS5TZXRSYXRlUmVxdWVzdBoWLmNvc3Rnb3YuY29zdHMudjEuUmF0ZRJUCglMaXN0UmF0ZXMSIi5jb3N0Z292LmNvc3RzLnYxLkxpc3RSYXRlc1JlcXVlc3QaIy5jb3N0Z292LmNvc3RzLnYxLkxpc3RSYXRlc1Jlc3BvbnNlYgZwcm90bzM',
+    'Chxjb3N0Z292L2Nvc3RzL3YxL2Nvc3RzLnByb3RvEhBjb3N0Z292LmNvc3RzLnYxIt4BCgpDb25uZWN0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDgoGc3RhdHVzGAQgASgJEjQKEGxhc3RfaW5nZXN0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjkKF0NyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkiIgoUR2V0Q29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkiigEKFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFQoIcHJvdmlkZXIYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARIsCgRwYWdlGAMgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCCwoJX3Byb3ZpZGVyQgkKB19zdGF0dXMidwoXTGlzdENvbm5lY3Rpb25zUmVzcG9uc2USMQoLY29ubmVjdGlvbnMYASADKAsyHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SKQoEbWV0YRgCIAEoCzIbLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VNZXRhImEKF1VwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBAUIHCgVfbmFtZUIJCgdfc3RhdHVzIiUKF0RlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIhoKGERlbGV0ZUNvbm5lY3Rpb25SZXNwb25zZSIsCh1GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVxdWVzdBILCgNpZHMYASADKAkiNQoeRmluZE1pc3NpbmdDb25uZWN0aW9uc1Jlc3BvbnNlEhMKC21pc3NpbmdfaWRzGAEgAygJIlYKC1VwbG9hZFN0YXJ0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSGAoQY29udGVudF9lbmNvZGluZxgCIAEoCRIWCg5kZWNsYXJlZF9ieXRlcxgDIAEoAyJgChVVcGxvYWRDb3N0RGF0YVJlcXVlc3QSLgoFc3RhcnQYASABKAsyHS5jb3N0Z292LmNvc3RzLnYxLlVwbG9hZFN0YXJ0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IjIKDkN1cnJlbmN5QW1vdW50EhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoASJPCg5DdXJyZW5jeVRvdGFscxIQCghjdXJyZW5jeRgBIAEoCRITCgtiaWxsZWRfY29zdBgCIAEoARIWCg5lZmZlY3RpdmVfY29zdBgDIAEoASLRAQoNSW5nZXN0U3VtbWFyeRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEgwKBHJvd3MYAiABKAMSFQoNZm9jdXNfdmVyc2lvbhgDIAEoCRIXCg9iaWxsaW5nX3BlcmlvZHMYBCADKAkSMAoGdG90YWxzGAUgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeVRvdGFscxIVCg1yb3dzX3JlcGxhY2VkGAYgASgDEg0KBWJ5dGVzGAcgASgDEhMKC2R1cmF0aW9uX21zGAggASgDIocCCg9HZXRTcGVuZFJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKBHRhZ3MYBCADKAsyKy5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdC5UYWdzRW50cnkSFQoIY3VycmVuY3kYBSABKAlIAIgBARorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfY3VycmVuY3kirAEKEEdldFNwZW5kUmVzcG9uc2USNQoLYnlfY3VycmVuY3kYASADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50EhEKCWNvbnZlcnRlZBgCIAEoARI1Cgt1bmNvbnZlcnRlZBgDIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSFwoPbGFzdF9jaGFyZ2VfZGF5GAQgASgJIu0BChRHZXREYWlseVNwZW5kUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoEdGFncxgEIAMoCzIwLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlgKCkRhaWx5U3BlbmQSCwoDZGF5GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAMgASgBEhMKC2JpbGxlZF9jb3N0GAQgASgBIkMKFUdldERhaWx5U3BlbmRSZXNwb25zZRIqCgRkYXlzGAEgAygLMhwuY29zdGdvdi5jb3N0cy52MS5EYWlseVNwZW5kIpgBChVHZXRUYWdDb3ZlcmFnZVJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlcXVpcmVkX3RhZ3MYBCADKAkiiwEKFkdldFRhZ0NvdmVyYWdlUmVzcG9uc2USMQoHY292ZXJlZBgBIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSLwoFdG90YWwYAiADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50Eg0KBXJhdGlvGAMgASgBInAKBFJhdGUSFQoNZnJvbV9jdXJyZW5jeRgBIAEoCRITCgt0b19jdXJyZW5jeRgCIAEoCRIMCgRyYXRlGAMgASgBEi4KCnVwZGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkoKDlNldFJhdGVSZXF1ZXN0EhUKDWZyb21fY3VycmVuY3kYASABKAkSEwoLdG9fY3VycmVuY3kYAiABKAkSDAoEcmF0ZRgDIAEoASISChBMaXN0UmF0ZXNSZXF1ZXN0IjoKEUxpc3RSYXRlc1Jlc3BvbnNlEiUKBXJhdGVzGAEgAygLMhYuY29zdGdvdi5jb3N0cy52MS5SYXRlInwKEkdldFNjYW5EYXRhUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEZGF5cxgDIAEoBRIVCg1tYXhfcmVzb3VyY2VzGAQgASgFItUFCgxTY2FuUmVzb3VyY2USFQoNY29ubmVjdGlvbl9pZBgBIAEoCRITCgtyZXNvdXJjZV9pZBgCIAEoCRIVCg1yZXNvdXJjZV9uYW1lGAMgASgJEhUKDXJlc291cmNlX3R5cGUYBCABKAkSFAoMc2VydmljZV9uYW1lGAUgASgJEhgKEHNlcnZpY2VfY2F0ZWdvcnkYBiABKAkSEQoJcmVnaW9uX2lkGAcgASgJEhYKDnN1Yl9hY2NvdW50X2lkGAggASgJEhUKDXByb3ZpZGVyX25hbWUYCSABKAkSDgoGc2t1X2lkGAogASgJEhcKD2NoYXJnZV9jYXRlZ29yeRgLIAEoCRIUCgxwcmljaW5nX3VuaXQYDCABKAkSFQoNY29uc3VtZWRfdW5pdBgNIAEoCRIYChBwcmljaW5nX3F1YW50aXR5GA4gASgBEhkKEWNvbnN1bWVkX3F1YW50aXR5GA8gASgBEjYKBHRhZ3MYECADKAsyKC5jb3N0Z292LmNvc3RzLnYxLlNjYW5SZXNvdXJjZS5UYWdzRW50cnkSEwoLYmlsbGVkX2Nvc3QYESABKAESFgoOZWZmZWN0aXZlX2Nvc3QYEiABKAESFgoJbGlzdF9jb3N0GBMgASgBSACIAQESHAoPY29udHJhY3RlZF9jb3N0GBQgASgBSAGIAQESEQoJZGF5c19zZWVuGBUgASgFEhIKCmhvdXJzX3NlZW4YFiABKAUSLgoKZmlyc3Rfc2VlbhgXIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbGFzdF9zZWVuGBggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIMCgpfbGlzdF9jb3N0QhIKEF9jb250cmFjdGVkX2Nvc3QimgEKEERhaWx5U2VydmljZUNvc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRILCgNkYXkYAiABKAkSFAoMc2VydmljZV9uYW1lGAMgASgJEhgKEHNlcnZpY2VfY2F0ZWdvcnkYBCABKAkSFgoOZWZmZWN0aXZlX2Nvc3QYBSABKAESGgoSZGF0YV90cmFuc2Zlcl9jb3N0GAYgASgBIpsBChRDb25uZWN0aW9uU2NhblRvdGFscxIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAIgASgBEhUKDXVudGFnZ2VkX2Nvc3QYAyABKAESGQoRdW5hdHRyaWJ1dGVkX2Nvc3QYBCABKAESEQoJcmVzb3VyY2VzGAUgASgFEg8KB3JlY29yZHMYBiABKAMiUQoIVGFnVXNhZ2USCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJEhEKCXJlc291cmNlcxgDIAEoBRIWCg5lZmZlY3RpdmVfY29zdBgEIAEoASLpAgoTR2V0U2NhbkRhdGFSZXNwb25zZRIwCgx3aW5kb3dfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCndpbmRvd19lbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjEKCXJlc291cmNlcxgEIAMoCzIeLmNvc3Rnb3YuY29zdHMudjEuU2NhblJlc291cmNlEhEKCXRydW5jYXRlZBgFIAEoCBI2CgZ0b3RhbHMYBiADKAsyJi5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb25TY2FuVG90YWxzEjEKBWRhaWx5GAcgAygLMiIuY29zdGdvdi5jb3N0cy52MS5EYWlseVNlcnZpY2VDb3N0Ei0KCXRhZ191c2FnZRgIIAMoCzIaLmNvc3Rnb3YuY29zdHMudjEuVGFnVXNhZ2Uy9QQKEkNvbm5lY3Rpb25zU2VydmljZRJbChBDcmVhdGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5DcmVhdGVDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJVCg1HZXRDb25uZWN0aW9uEiYuY29zdGdvdi5jb3N0cy52MS5HZXRDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJmCg9MaXN0Q29ubmVjdGlvbnMSKC5jb3N0Z292LmNvc3RzLnYxLkxpc3RDb25uZWN0aW9uc1JlcXVlc3QaKS5jb3N0Z292LmNvc3RzLnYxLkxpc3RDb25uZWN0aW9uc1Jlc3BvbnNlElsKEFVwZGF0ZUNvbm5lY3Rpb24SKS5jb3N0Z292LmNvc3RzLnYxLlVwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0GhwuY29zdGdvdi5jb3N0cy52MS5Db25uZWN0aW9uEmkKEERlbGV0ZUNvbm5lY3Rpb24SKS5jb3N0Z292LmNvc3RzLnYxLkRlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0GiouY29zdGdvdi5jb3N0cy52MS5EZWxldGVDb25uZWN0aW9uUmVzcG9uc2USewoWRmluZE1pc3NpbmdDb25uZWN0aW9ucxIvLmNvc3Rnb3YuY29zdHMudjEuRmluZE1pc3NpbmdDb25uZWN0aW9uc1JlcXVlc3QaMC5jb3N0Z292LmNvc3RzLnYxLkZpbmRNaXNzaW5nQ29ubmVjdGlvbnNSZXNwb25zZTKJAwoPQ29zdERhdGFTZXJ2aWNlElwKDlVwbG9hZENvc3REYXRhEicuY29zdGdvdi5jb3N0cy52MS5VcGxvYWRDb3N0RGF0YVJlcXVlc3QaHy5jb3N0Z292LmNvc3RzLnYxLkluZ2VzdFN1bW1hcnkoARJRCghHZXRTcGVuZBIhLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXF1ZXN0GiIuY29zdGdvdi5jb3N0cy52MS5HZXRTcGVuZFJlc3BvbnNlEmAKDUdldERhaWx5U3BlbmQSJi5jb3N0Z292LmNvc3RzLnYxLkdldERhaWx5U3BlbmRSZXF1ZXN0GicuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVzcG9uc2USYwoOR2V0VGFnQ292ZXJhZ2USJy5jb3N0Z292LmNvc3RzLnYxLkdldFRhZ0NvdmVyYWdlUmVxdWVzdBooLmNvc3Rnb3YuY29zdHMudjEuR2V0VGFnQ292ZXJhZ2VSZXNwb25zZTJtCg9TY2FuRGF0YVNlcnZpY2USWgoLR2V0U2NhbkRhdGESJC5jb3N0Z292LmNvc3RzLnYxLkdldFNjYW5EYXRhUmVxdWVzdBolLmNvc3Rnb3YuY29zdHMudjEuR2V0U2NhbkRhdGFSZXNwb25zZTKpAQoMUmF0ZXNTZXJ2aWNlEkMKB1NldFJhdGUSIC5jb3N0Z292LmNvc3RzLnYxLlNldFJhdGVSZXF1ZXN0GhYuY29zdGdvdi5jb3N0cy52MS5SYXRlElQKCUxpc3RSYXRlcxIiLmNvc3Rnb3YuY29zdHMudjEuTGlzdFJhdGVzUmVxdWVzdBojLmNvc3Rnb3YuY29zdHMudjEuTGlzdFJhdGVzUmVzcG9uc2ViBnByb3RvMw',
     [file_costgov_common_v1_common, file_google_protobuf_timestamp],
   );
 
@@ -1301,6 +1301,668 @@ export const ListRatesResponseSchema: GenMessage<ListRatesResponse, { jsonType: 
   messageDesc(file_costgov_costs_v1_costs, 25);
 
 /**
+ * @generated from message costgov.costs.v1.GetScanDataRequest
+ */
+export type GetScanDataRequest = Message<'costgov.costs.v1.GetScanDataRequest'> & {
+  /**
+   * @generated from field: repeated string connection_ids = 1;
+   */
+  connectionIds: string[];
+
+  /**
+   * The window ends here (exclusive); when unset, at the end of the connections' last charge period.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 2;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * Length of the window in days; 62 when 0 (two months, for month-over-month rules).
+   *
+   * @generated from field: int32 days = 3;
+   */
+  days: number;
+
+  /**
+   * Most resources returned (the costliest first); 5000 when 0, at most 20000.
+   *
+   * @generated from field: int32 max_resources = 4;
+   */
+  maxResources: number;
+};
+
+/**
+ * @generated from message costgov.costs.v1.GetScanDataRequest
+ */
+export type GetScanDataRequestJson = {
+  /**
+   * @generated from field: repeated string connection_ids = 1;
+   */
+  connectionIds?: string[];
+
+  /**
+   * The window ends here (exclusive); when unset, at the end of the connections' last charge period.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 2;
+   */
+  until?: TimestampJson;
+
+  /**
+   * Length of the window in days; 62 when 0 (two months, for month-over-month rules).
+   *
+   * @generated from field: int32 days = 3;
+   */
+  days?: number;
+
+  /**
+   * Most resources returned (the costliest first); 5000 when 0, at most 20000.
+   *
+   * @generated from field: int32 max_resources = 4;
+   */
+  maxResources?: number;
+};
+
+/**
+ * Describes the message costgov.costs.v1.GetScanDataRequest.
+ * Use `create(GetScanDataRequestSchema)` to create a new message.
+ */
+export const GetScanDataRequestSchema: GenMessage<GetScanDataRequest, { jsonType: GetScanDataRequestJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 26);
+
+/**
+ * @generated from message costgov.costs.v1.ScanResource
+ */
+export type ScanResource = Message<'costgov.costs.v1.ScanResource'> & {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId: string;
+
+  /**
+   * @generated from field: string resource_id = 2;
+   */
+  resourceId: string;
+
+  /**
+   * @generated from field: string resource_name = 3;
+   */
+  resourceName: string;
+
+  /**
+   * @generated from field: string resource_type = 4;
+   */
+  resourceType: string;
+
+  /**
+   * @generated from field: string service_name = 5;
+   */
+  serviceName: string;
+
+  /**
+   * @generated from field: string service_category = 6;
+   */
+  serviceCategory: string;
+
+  /**
+   * @generated from field: string region_id = 7;
+   */
+  regionId: string;
+
+  /**
+   * @generated from field: string sub_account_id = 8;
+   */
+  subAccountId: string;
+
+  /**
+   * @generated from field: string provider_name = 9;
+   */
+  providerName: string;
+
+  /**
+   * @generated from field: string sku_id = 10;
+   */
+  skuId: string;
+
+  /**
+   * @generated from field: string charge_category = 11;
+   */
+  chargeCategory: string;
+
+  /**
+   * @generated from field: string pricing_unit = 12;
+   */
+  pricingUnit: string;
+
+  /**
+   * @generated from field: string consumed_unit = 13;
+   */
+  consumedUnit: string;
+
+  /**
+   * @generated from field: double pricing_quantity = 14;
+   */
+  pricingQuantity: number;
+
+  /**
+   * @generated from field: double consumed_quantity = 15;
+   */
+  consumedQuantity: number;
+
+  /**
+   * Tags of the resource's most recent row.
+   *
+   * @generated from field: map<string, string> tags = 16;
+   */
+  tags: { [key: string]: string };
+
+  /**
+   * @generated from field: double billed_cost = 17;
+   */
+  billedCost: number;
+
+  /**
+   * @generated from field: double effective_cost = 18;
+   */
+  effectiveCost: number;
+
+  /**
+   * @generated from field: optional double list_cost = 19;
+   */
+  listCost?: number | undefined;
+
+  /**
+   * @generated from field: optional double contracted_cost = 20;
+   */
+  contractedCost?: number | undefined;
+
+  /**
+   * @generated from field: int32 days_seen = 21;
+   */
+  daysSeen: number;
+
+  /**
+   * @generated from field: int32 hours_seen = 22;
+   */
+  hoursSeen: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp first_seen = 23;
+   */
+  firstSeen?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_seen = 24;
+   */
+  lastSeen?: Timestamp | undefined;
+};
+
+/**
+ * @generated from message costgov.costs.v1.ScanResource
+ */
+export type ScanResourceJson = {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId?: string;
+
+  /**
+   * @generated from field: string resource_id = 2;
+   */
+  resourceId?: string;
+
+  /**
+   * @generated from field: string resource_name = 3;
+   */
+  resourceName?: string;
+
+  /**
+   * @generated from field: string resource_type = 4;
+   */
+  resourceType?: string;
+
+  /**
+   * @generated from field: string service_name = 5;
+   */
+  serviceName?: string;
+
+  /**
+   * @generated from field: string service_category = 6;
+   */
+  serviceCategory?: string;
+
+  /**
+   * @generated from field: string region_id = 7;
+   */
+  regionId?: string;
+
+  /**
+   * @generated from field: string sub_account_id = 8;
+   */
+  subAccountId?: string;
+
+  /**
+   * @generated from field: string provider_name = 9;
+   */
+  providerName?: string;
+
+  /**
+   * @generated from field: string sku_id = 10;
+   */
+  skuId?: string;
+
+  /**
+   * @generated from field: string charge_category = 11;
+   */
+  chargeCategory?: string;
+
+  /**
+   * @generated from field: string pricing_unit = 12;
+   */
+  pricingUnit?: string;
+
+  /**
+   * @generated from field: string consumed_unit = 13;
+   */
+  consumedUnit?: string;
+
+  /**
+   * @generated from field: double pricing_quantity = 14;
+   */
+  pricingQuantity?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double consumed_quantity = 15;
+   */
+  consumedQuantity?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * Tags of the resource's most recent row.
+   *
+   * @generated from field: map<string, string> tags = 16;
+   */
+  tags?: { [key: string]: string };
+
+  /**
+   * @generated from field: double billed_cost = 17;
+   */
+  billedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double effective_cost = 18;
+   */
+  effectiveCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: optional double list_cost = 19;
+   */
+  listCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: optional double contracted_cost = 20;
+   */
+  contractedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: int32 days_seen = 21;
+   */
+  daysSeen?: number;
+
+  /**
+   * @generated from field: int32 hours_seen = 22;
+   */
+  hoursSeen?: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp first_seen = 23;
+   */
+  firstSeen?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_seen = 24;
+   */
+  lastSeen?: TimestampJson;
+};
+
+/**
+ * Describes the message costgov.costs.v1.ScanResource.
+ * Use `create(ScanResourceSchema)` to create a new message.
+ */
+export const ScanResourceSchema: GenMessage<ScanResource, { jsonType: ScanResourceJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 27);
+
+/**
+ * @generated from message costgov.costs.v1.DailyServiceCost
+ */
+export type DailyServiceCost = Message<'costgov.costs.v1.DailyServiceCost'> & {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId: string;
+
+  /**
+   * YYYY-MM-DD (UTC)
+   *
+   * @generated from field: string day = 2;
+   */
+  day: string;
+
+  /**
+   * @generated from field: string service_name = 3;
+   */
+  serviceName: string;
+
+  /**
+   * @generated from field: string service_category = 4;
+   */
+  serviceCategory: string;
+
+  /**
+   * @generated from field: double effective_cost = 5;
+   */
+  effectiveCost: number;
+
+  /**
+   * Of effective_cost: usage priced per GB outside storage services (data transfer).
+   *
+   * @generated from field: double data_transfer_cost = 6;
+   */
+  dataTransferCost: number;
+};
+
+/**
+ * @generated from message costgov.costs.v1.DailyServiceCost
+ */
+export type DailyServiceCostJson = {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId?: string;
+
+  /**
+   * YYYY-MM-DD (UTC)
+   *
+   * @generated from field: string day = 2;
+   */
+  day?: string;
+
+  /**
+   * @generated from field: string service_name = 3;
+   */
+  serviceName?: string;
+
+  /**
+   * @generated from field: string service_category = 4;
+   */
+  serviceCategory?: string;
+
+  /**
+   * @generated from field: double effective_cost = 5;
+   */
+  effectiveCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * Of effective_cost: usage priced per GB outside storage services (data transfer).
+   *
+   * @generated from field: double data_transfer_cost = 6;
+   */
+  dataTransferCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+};
+
+/**
+ * Describes the message costgov.costs.v1.DailyServiceCost.
+ * Use `create(DailyServiceCostSchema)` to create a new message.
+ */
+export const DailyServiceCostSchema: GenMessage<DailyServiceCost, { jsonType: DailyServiceCostJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 28);
+
+/**
+ * @generated from message costgov.costs.v1.ConnectionScanTotals
+ */
+export type ConnectionScanTotals = Message<'costgov.costs.v1.ConnectionScanTotals'> & {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId: string;
+
+  /**
+   * @generated from field: double effective_cost = 2;
+   */
+  effectiveCost: number;
+
+  /**
+   * @generated from field: double untagged_cost = 3;
+   */
+  untaggedCost: number;
+
+  /**
+   * @generated from field: double unattributed_cost = 4;
+   */
+  unattributedCost: number;
+
+  /**
+   * @generated from field: int32 resources = 5;
+   */
+  resources: number;
+
+  /**
+   * @generated from field: int64 records = 6;
+   */
+  records: bigint;
+};
+
+/**
+ * @generated from message costgov.costs.v1.ConnectionScanTotals
+ */
+export type ConnectionScanTotalsJson = {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId?: string;
+
+  /**
+   * @generated from field: double effective_cost = 2;
+   */
+  effectiveCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double untagged_cost = 3;
+   */
+  untaggedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: double unattributed_cost = 4;
+   */
+  unattributedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * @generated from field: int32 resources = 5;
+   */
+  resources?: number;
+
+  /**
+   * @generated from field: int64 records = 6;
+   */
+  records?: string;
+};
+
+/**
+ * Describes the message costgov.costs.v1.ConnectionScanTotals.
+ * Use `create(ConnectionScanTotalsSchema)` to create a new message.
+ */
+export const ConnectionScanTotalsSchema: GenMessage<
+  ConnectionScanTotals,
+  { jsonType: ConnectionScanTotalsJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 29);
+
+/**
+ * @generated from message costgov.costs.v1.TagUsage
+ */
+export type TagUsage = Message<'costgov.costs.v1.TagUsage'> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * @generated from field: int32 resources = 3;
+   */
+  resources: number;
+
+  /**
+   * @generated from field: double effective_cost = 4;
+   */
+  effectiveCost: number;
+};
+
+/**
+ * @generated from message costgov.costs.v1.TagUsage
+ */
+export type TagUsageJson = {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key?: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value?: string;
+
+  /**
+   * @generated from field: int32 resources = 3;
+   */
+  resources?: number;
+
+  /**
+   * @generated from field: double effective_cost = 4;
+   */
+  effectiveCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+};
+
+/**
+ * Describes the message costgov.costs.v1.TagUsage.
+ * Use `create(TagUsageSchema)` to create a new message.
+ */
+export const TagUsageSchema: GenMessage<TagUsage, { jsonType: TagUsageJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 30);
+
+/**
+ * @generated from message costgov.costs.v1.GetScanDataResponse
+ */
+export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp window_start = 1;
+   */
+  windowStart?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp window_end = 2;
+   */
+  windowEnd?: Timestamp | undefined;
+
+  /**
+   * The billing currency carrying most of the cost.
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.ScanResource resources = 4;
+   */
+  resources: ScanResource[];
+
+  /**
+   * More resources existed than max_resources.
+   *
+   * @generated from field: bool truncated = 5;
+   */
+  truncated: boolean;
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.ConnectionScanTotals totals = 6;
+   */
+  totals: ConnectionScanTotals[];
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.DailyServiceCost daily = 7;
+   */
+  daily: DailyServiceCost[];
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.TagUsage tag_usage = 8;
+   */
+  tagUsage: TagUsage[];
+};
+
+/**
+ * @generated from message costgov.costs.v1.GetScanDataResponse
+ */
+export type GetScanDataResponseJson = {
+  /**
+   * @generated from field: google.protobuf.Timestamp window_start = 1;
+   */
+  windowStart?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp window_end = 2;
+   */
+  windowEnd?: TimestampJson;
+
+  /**
+   * The billing currency carrying most of the cost.
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.ScanResource resources = 4;
+   */
+  resources?: ScanResourceJson[];
+
+  /**
+   * More resources existed than max_resources.
+   *
+   * @generated from field: bool truncated = 5;
+   */
+  truncated?: boolean;
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.ConnectionScanTotals totals = 6;
+   */
+  totals?: ConnectionScanTotalsJson[];
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.DailyServiceCost daily = 7;
+   */
+  daily?: DailyServiceCostJson[];
+
+  /**
+   * @generated from field: repeated costgov.costs.v1.TagUsage tag_usage = 8;
+   */
+  tagUsage?: TagUsageJson[];
+};
+
+/**
+ * Describes the message costgov.costs.v1.GetScanDataResponse.
+ * Use `create(GetScanDataResponseSchema)` to create a new message.
+ */
+export const GetScanDataResponseSchema: GenMessage<
+  GetScanDataResponse,
+  { jsonType: GetScanDataResponseJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 31);
+
+/**
  * Connections (sources of cost and usage data) of the team in the `x-team-id` metadata.
  *
  * @generated from service costgov.costs.v1.ConnectionsService
@@ -1411,6 +2073,23 @@ export const CostDataService: GenService<{
 }> = /*@__PURE__*/ serviceDesc(file_costgov_costs_v1_costs, 1);
 
 /**
+ * What the scanner's rules read: the raw FOCUS rows of a team's connections summed per resource over a
+ * window, with daily series per connection and service, totals per connection and the tag pairs used.
+ *
+ * @generated from service costgov.costs.v1.ScanDataService
+ */
+export const ScanDataService: GenService<{
+  /**
+   * @generated from rpc costgov.costs.v1.ScanDataService.GetScanData
+   */
+  getScanData: {
+    methodKind: 'unary';
+    input: typeof GetScanDataRequestSchema;
+    output: typeof GetScanDataResponseSchema;
+  };
+}> = /*@__PURE__*/ serviceDesc(file_costgov_costs_v1_costs, 2);
+
+/**
  * Exchange rates the operator sets (`costgov rates set EUR USD 1.08`); not team-scoped.
  *
  * @generated from service costgov.costs.v1.RatesService
@@ -1432,4 +2111,4 @@ export const RatesService: GenService<{
     input: typeof ListRatesRequestSchema;
     output: typeof ListRatesResponseSchema;
   };
-}> = /*@__PURE__*/ serviceDesc(file_costgov_costs_v1_costs, 2);
+}> = /*@__PURE__*/ serviceDesc(file_costgov_costs_v1_costs, 3);
