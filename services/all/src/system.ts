@@ -64,7 +64,17 @@ export async function startSystem(
     at(config.BUDGETS_ADDR),
   );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
-  const scanner = await startService(scannerModule(), at(config.SCANNER_ADDR));
+  const scanner = await startService(
+    scannerModule({
+      posture: {
+        identityAddress: `127.0.0.1:${identity.port}`,
+        budgetsAddress: `127.0.0.1:${budgets.port}`,
+        costsAddress: `127.0.0.1:${costs.port}`,
+        rpcDeadlineMs: config.RPC_DEADLINE_MS,
+      },
+    }),
+    at(config.SCANNER_ADDR),
+  );
   const services = [identity, costs, budgets, violations, scanner];
   const gateway = await startGateway(
     {

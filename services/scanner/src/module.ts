@@ -1,14 +1,25 @@
 import path from 'node:path';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
+import { startPosture, type PostureOptions } from './posture/service';
+
+export interface ScannerOptions {
+  /** Serves PostureService when given (the API side). */
+  posture?: PostureOptions;
+}
 
 /** Scanner: scans (API side and workers), findings, the rule catalogue and the cost posture. */
-export function scannerModule(): ServiceModule {
+export function scannerModule(options: ScannerOptions = {}): ServiceModule {
   return {
     name: 'scanner',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start() {
+    async start(ctx) {
       // The gRPC services, the work-queue consumer and the sweeper are added here as they are built.
+      const stops: Array<() => Promise<void>> = [];
+      if (options.posture) stops.push(startPosture(ctx, options.posture));
+      return async () => {
+        for (const stop of stops.reverse()) await stop();
+      };
     },
   };
 }

@@ -1,0 +1,75 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { budgets, costs, identity } from '@costgov/contracts';
+import type { RpcClient } from '@costgov/rpc';
+
+/** What the posture reads from the services that own it: budgets, identity (required tags) and costs. */
+export interface PostureSources {
+  /** The project's connections; rejects with NotFoundError for an unknown or another team's project. */
+  projectConnections(teamId: string, projectId: string): Promise<string[]>;
+  /** Every connection of the team. */
+  teamConnections(teamId: string): Promise<string[]>;
+  /** Non-archived budgets of the team (of one project when given): active and breached counts. */
+  budgetCounts(teamId: string, projectId: string | null): Promise<{ active: number; breached: number }>;
+  /** The tag keys the team requires on its cost. */
+  requiredTags(teamId: string): Promise<string[]>;
+  /** Share (0..1) of the connections' cost in [from, to) carrying every required tag. */
+  tagCoverage(query: {
+    teamId: string;
+    connectionIds: string[];
+    requiredTags: string[];
+    from: Date;
+    to: Date;
+  }): Promise<number>;
+}
+
+export interface PostureClients {
+  projects: RpcClient<typeof budgets.ProjectsService>;
+  budgets: RpcClient<typeof budgets.BudgetsService>;
+  identity: RpcClient<typeof identity.IdentityService>;
+  connections: RpcClient<typeof costs.ConnectionsService>;
+  costData: RpcClient<typeof costs.CostDataService>;
+}
+
+const PAGE = 100;
+
+/** PostureSources asked over gRPC, each call in the team's context. */
+export function postureSourcesOverRpc(clients: PostureClients): PostureSources {
+  return {
+    async projectConnections(teamId, projectId) {
+      return (await clients.projects.getProject({ id: projectId }, { teamId })).connectionIds;
+    },
+    async teamConnections(teamId) {
+      const ids: string[] = [];
+      for (let page = 1; ; page++) {
+        const { connections, meta } = await clients.connections.listConnections(
+          { page: { page, perPage: PAGE } },
+          { teamId },
+        );
+        ids.push(...connections.map((connection) => connection.id));
+        if (page >= (meta?.totalPages ?? 0) || connections.length === 0) return ids;
+      }
+    },
+    async budgetCounts(teamId, projectId) {
+      // The totals of two one-row pages count the budgets without paging through them.
+      const countOf = async (status: string) =>
+        (
+          await clients.budgets.listBudgets(
+            { projectId: projectId ?? undefined, status, page: { page: 1, perPage: 1 } },
+            { teamId },
+          )
+        ).meta?.totalCount ?? 0;
+      const [active, breached] = await Promise.all([countOf('active'), countOf('breached')]);
+      return { active, breached };
+    },
+    async requiredTags(teamId) {
+      return (await clients.identity.getTeamSettings({}, { teamId })).requiredTags;
+    },
+    async tagCoverage({ teamId, connectionIds, requiredTags, from, to }) {
+      const answer = await clients.costData.getTagCoverage(
+        { connectionIds, requiredTags, from: timestampFromDate(from), to: timestampFromDate(to) },
+        { teamId },
+      );
+      return answer.ratio;
+    },
+  };
+}
