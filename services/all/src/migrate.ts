@@ -5,6 +5,7 @@ import { migrate, openDb } from '@costgov/db';
 import { identityModule } from '@costgov/identity';
 import { createLogger } from '@costgov/log';
 import { serviceMigrations } from '@costgov/runtime';
+import { scannerModule } from '@costgov/scanner';
 import { violationsModule } from '@costgov/violations';
 
 /**
@@ -21,6 +22,7 @@ async function main() {
     costsModule(),
     budgetsModule({ identityAddress: 'unused:0', costsAddress: 'unused:0' }),
     violationsModule(),
+    scannerModule(),
   ];
   for (const module of modules) {
     const db = await openDb({

@@ -72,7 +72,7 @@ describe('the migrate entry point', () => {
       const applied = Object.fromEntries(
         first.lines.filter((l) => l.schema).map((l) => [l.schema!, l.migrations ?? []] as const),
       );
-      expect(Object.keys(applied).sort()).toEqual(['budgets', 'costs', 'identity', 'violations']);
+      expect(Object.keys(applied).sort()).toEqual(['budgets', 'costs', 'identity', 'scanner', 'violations']);
       for (const migrations of Object.values(applied)) expect(migrations.length).toBeGreaterThan(1);
 
       const second = await runMigrate();
@@ -82,6 +82,7 @@ describe('the migrate entry point', () => {
         ['costs', 'up to date'],
         ['budgets', 'up to date'],
         ['violations', 'up to date'],
+        ['scanner', 'up to date'],
       ]);
     },
   );
