@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
+import { startFindings } from './findings/service';
 import { startPosture, type PostureOptions } from './posture/service';
 
 export interface ScannerOptions {
@@ -16,6 +17,8 @@ export function scannerModule(options: ScannerOptions = {}): ServiceModule {
     async start(ctx) {
       // The gRPC services, the work-queue consumer and the sweeper are added here as they are built.
       const stops: Array<() => Promise<void>> = [];
+      // Findings are read and purged wherever the service runs; the rule catalogue is wired when it lands.
+      await startFindings(ctx, () => []);
       if (options.posture) stops.push(startPosture(ctx, options.posture));
       return async () => {
         for (const stop of stops.reverse()) await stop();

@@ -1,22 +1,13 @@
-import { create } from '@bufbuild/protobuf';
-import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
 import type { IdGenerator } from '@costgov/ids';
 import type { Outbox } from '@costgov/runtime';
+import type { RuleResult } from '../rules/types';
+import { publishFindingChange } from './changes';
+import { findingColumns, toFinding, type FindingRow } from './finding';
 import { fingerprintOf } from './fingerprint';
 
-// Until the rule types land in ../rules/types.ts (helper S2), the shape scanner.md fixes.
-export interface RuleResult {
-  ruleId: string;
-  resourceId: string;
-  resourceType: string;
-  severity: 'low' | 'medium' | 'high' | 'critical';
-  title: string;
-  description: string;
-  recommendation: string;
-  estimatedMonthlySavings?: number;
-  currency: string;
-}
+// Callers that only record findings can take the type from here.
+export type { RuleResult };
 
 export interface RecordFindingsDeps {
   outbox: Outbox;
@@ -37,11 +28,6 @@ interface KnownRow {
   status: string;
   severity: string;
   estimated_monthly_savings: number | null;
-}
-
-interface ChangedRow extends KnownRow {
-  rule_id: string;
-  resource_id: string;
 }
 
 /**
@@ -83,7 +69,7 @@ export async function recordFindings(
   }));
 
   const { rows: upserted } = seen.length
-    ? await tx.query<ChangedRow>(
+    ? await tx.query<FindingRow & { fingerprint: string }>(
         `INSERT INTO findings AS f (id, team_id, project_id, scan_id, first_scan_id, rule_id, fingerprint,
            resource_id, resource_type, severity, title, description, recommendation,
            estimated_monthly_savings, currency, created_at, updated_at)
@@ -100,55 +86,30 @@ export async function recordFindings(
            status = CASE WHEN f.status = 'resolved' THEN 'open' ELSE f.status END,
            resolved_at = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_at END,
            updated_at = EXCLUDED.updated_at
-         RETURNING f.id, f.fingerprint, f.status, f.severity, f.estimated_monthly_savings, f.rule_id,
-           f.resource_id`,
+         RETURNING f.fingerprint, ${findingColumns}`,
         [teamId, projectId, scanId, JSON.stringify(seen), at],
       )
     : { rows: [] };
 
-  const { rows: resolved } = await tx.query<ChangedRow>(
-    `UPDATE findings SET status = 'resolved', resolved_at = $4, updated_at = $4
-     WHERE team_id = $1 AND project_id = $2 AND status = 'open' AND scan_id <> $3
-     RETURNING id, fingerprint, status, severity, estimated_monthly_savings, rule_id, resource_id`,
+  const { rows: resolved } = await tx.query<FindingRow>(
+    `UPDATE findings f SET status = 'resolved', resolved_at = $4, updated_at = $4
+     WHERE f.team_id = $1 AND f.project_id = $2 AND f.status = 'open' AND f.scan_id <> $3
+     RETURNING ${findingColumns}`,
     [teamId, projectId, scanId, at],
   );
 
   for (const row of upserted) {
     const previous = before.get(row.fingerprint);
-    if (!previous) await publish(outbox, tx, 'created', teamId, projectId, row);
+    const finding = toFinding(row);
+    if (!previous) await publishFindingChange(outbox, tx, 'created', finding);
     else if (
-      previous.status !== row.status ||
-      previous.severity !== row.severity ||
-      previous.estimated_monthly_savings !== row.estimated_monthly_savings
+      previous.status !== finding.status ||
+      previous.severity !== finding.severity ||
+      previous.estimated_monthly_savings !== finding.estimatedMonthlySavings
     )
-      await publish(outbox, tx, 'updated', teamId, projectId, row);
+      await publishFindingChange(outbox, tx, 'updated', finding);
   }
-  for (const row of resolved) await publish(outbox, tx, 'resolved', teamId, projectId, row);
+  for (const row of resolved) await publishFindingChange(outbox, tx, 'resolved', toFinding(row));
 
   return { findingsCount: byFingerprint.size };
-}
-
-export async function publish(
-  outbox: Outbox,
-  tx: Queryable,
-  change: 'created' | 'updated' | 'resolved',
-  teamId: string,
-  projectId: string,
-  row: ChangedRow,
-): Promise<void> {
-  await outbox.addMessage(tx, {
-    type: `scanner.finding.${change}`,
-    subject: row.id,
-    schema: events.FindingChangedSchema,
-    message: create(events.FindingChangedSchema, {
-      findingId: row.id,
-      teamId,
-      projectId,
-      ruleId: row.rule_id,
-      resourceId: row.resource_id,
-      severity: row.severity,
-      status: row.status,
-      estimatedMonthlySavings: row.estimated_monthly_savings ?? undefined,
-    }),
-  });
 }

@@ -1,0 +1,31 @@
+import { create } from '@bufbuild/protobuf';
+import { events } from '@costgov/contracts';
+import type { Queryable } from '@costgov/db';
+import type { Outbox } from '@costgov/runtime';
+import type { Finding } from './finding';
+
+export type FindingChange = 'created' | 'updated' | 'resolved';
+
+/** scanner.finding.<change>, written in the transaction that made the change. */
+export async function publishFindingChange(
+  outbox: Outbox,
+  tx: Queryable,
+  change: FindingChange,
+  finding: Finding,
+): Promise<void> {
+  await outbox.addMessage(tx, {
+    type: `scanner.finding.${change}`,
+    subject: finding.id,
+    schema: events.FindingChangedSchema,
+    message: create(events.FindingChangedSchema, {
+      findingId: finding.id,
+      teamId: finding.teamId,
+      projectId: finding.projectId,
+      ruleId: finding.ruleId,
+      resourceId: finding.resourceId,
+      severity: finding.severity,
+      status: finding.status,
+      estimatedMonthlySavings: finding.estimatedMonthlySavings ?? undefined,
+    }),
+  });
+}
