@@ -1,0 +1,42 @@
+import { byConnection, dailyAverageByMonth, lastMonthGrowth } from './monthly-growth';
+import type { Rule } from './types';
+import { daysPerMonth, money } from './window';
+
+const minGrowth = 0.2;
+const minMonthlyIncrease = 10;
+
+/** Storage of a connection costing 20% more per day this month than the month before. */
+export const storageGrowth: Rule = {
+  id: 'storage-growth-month-over-month',
+  severity: 'medium',
+  category: 'storage',
+  title: 'Storage cost growing month over month',
+  description:
+    "The daily cost of a connection's storage services (data transfer aside) grew 20% or more over the previous month.",
+  recommendation:
+    'Add lifecycle rules (expire or move old objects and snapshots to colder tiers) and delete orphaned volumes and snapshots.',
+  evaluate(data, { currency }) {
+    return [...byConnection(data.daily)].flatMap(([connectionId, rows]) => {
+      const months = dailyAverageByMonth(
+        rows.filter((row) => row.serviceCategory === 'Storage'),
+        (row) => row.effectiveCost - row.dataTransferCost,
+      );
+      const change = lastMonthGrowth(months);
+      if (!change || change.growth < minGrowth) return [];
+      const increase = (change.after - change.before) * daysPerMonth;
+      if (increase < minMonthlyIncrease) return [];
+      return [
+        {
+          ruleId: this.id,
+          resourceId: connectionId,
+          resourceType: 'connection',
+          severity: this.severity,
+          title: this.title,
+          description: `Storage cost ${money(change.after)} ${currency} a day in ${change.to}, ${(change.growth * 100).toFixed(0)}% more than in ${change.from} (${money(increase)} ${currency} a month more).`,
+          recommendation: this.recommendation,
+          currency,
+        },
+      ];
+    });
+  },
+};
