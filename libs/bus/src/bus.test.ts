@@ -67,7 +67,7 @@ describe.each(busImplementations)('$name bus', (implementation) => {
 
       await eventually(() => expect(received).toHaveLength(1));
       const delivered = received[0]!;
-      expect(delivered.info).toEqual({ deliveryCount: 1 });
+      expect(delivered.info).toEqual({ deliveryCount: 1, working: expect.any(Function) });
       const { traceparent, ...envelope } = delivered.event;
       expect(envelope).toEqual(event);
       expect(traceparent).toMatch(new RegExp(`^00-${requestTrace}-[0-9a-f]{16}-01$`));

@@ -4,6 +4,11 @@ import { assertTypePattern } from './patterns';
 export interface DeliveryInfo {
   /** 1 on the first delivery, 2 on the first redelivery, ... */
   deliveryCount: number;
+  /**
+   * Tells the broker the handler is still at work, restarting the ack wait (NATS `working`); a no-op on
+   * the in-process bus. Long handlers call it periodically so the message is not delivered elsewhere.
+   */
+  working(): void;
 }
 
 export interface ConsumeOptions {

@@ -15,6 +15,8 @@ export interface Delivery {
   options: ResolvedConsumeOptions;
   logger: Logger;
   system: SpanTarget['system'];
+  /** Restarts the broker's ack wait for this message (see DeliveryInfo.working). */
+  working?: () => void;
 }
 
 /**
@@ -35,7 +37,14 @@ export async function deliver(delivery: Delivery): Promise<Settlement> {
   }
 }
 
-async function settle({ message, deliveryCount, options, logger, system }: Delivery): Promise<Settlement> {
+async function settle({
+  message,
+  deliveryCount,
+  options,
+  logger,
+  system,
+  working = () => undefined,
+}: Delivery): Promise<Settlement> {
   const { durable } = options;
   let event: CloudEvent;
   try {
@@ -51,7 +60,7 @@ async function settle({ message, deliveryCount, options, logger, system }: Deliv
   const fields = { durable, event_id: event.id, event_type: event.type, delivery_count: deliveryCount };
   try {
     await withConsumeSpan(event, { system, subject: message.subject, durable, deliveryCount }, () =>
-      options.handler(event, { deliveryCount }),
+      options.handler(event, { deliveryCount, working }),
     );
     return { kind: 'ack' };
   } catch (error) {

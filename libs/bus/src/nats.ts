@@ -102,6 +102,7 @@ export async function createNatsBus({
       options,
       logger: log,
       system: 'nats',
+      working: () => msg.working(),
     });
     try {
       if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);

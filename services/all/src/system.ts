@@ -1,10 +1,11 @@
 import { budgetsModule } from '@costgov/budgets';
 import { costsModule } from '@costgov/costs';
-import { scannerModule } from '@costgov/scanner';
+import { scannerConfig, scannerModule, scansOptionsFrom } from '@costgov/scanner';
 import type { Bus } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import { gatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@costgov/gateway';
 import { identityModule, printBootstrap, type BootstrapResult } from '@costgov/identity';
+import { loadConfig } from '@costgov/config';
 import type { Logger } from '@costgov/log';
 import { connectBus, startService, type RunningService } from '@costgov/runtime';
 import { violationsModule } from '@costgov/violations';
@@ -71,6 +72,12 @@ export async function startSystem(
         budgetsAddress: `127.0.0.1:${budgets.port}`,
         costsAddress: `127.0.0.1:${costs.port}`,
         rpcDeadlineMs: config.RPC_DEADLINE_MS,
+      },
+      // SCANNER_MODE and the SCAN_* timings from the environment; scans run in this process by default.
+      scans: {
+        ...scansOptionsFrom(loadConfig(scannerConfig, shared.env)),
+        identityAddress: `127.0.0.1:${identity.port}`,
+        budgetsAddress: `127.0.0.1:${budgets.port}`,
       },
     }),
     at(config.SCANNER_ADDR),

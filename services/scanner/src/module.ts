@@ -3,10 +3,13 @@ import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { startFindings } from './findings/service';
 import { startPosture, type PostureOptions } from './posture/service';
+import { startScans, type ScansOptions } from './scans/service';
 
 export interface ScannerOptions {
   /** Serves PostureService when given (the API side). */
   posture?: PostureOptions;
+  /** Serves ScansService and/or runs scan workers (by `mode`) when given. */
+  scans?: ScansOptions;
 }
 
 /** Scanner: scans (API side and workers), findings, the rule catalogue and the cost posture. */
@@ -20,6 +23,7 @@ export function scannerModule(options: ScannerOptions = {}): ServiceModule {
       // Findings are read and purged wherever the service runs; the rule catalogue is wired when it lands.
       await startFindings(ctx, () => []);
       if (options.posture) stops.push(startPosture(ctx, options.posture));
+      if (options.scans) stops.push(await startScans(ctx, options.scans));
       return async () => {
         for (const stop of stops.reverse()) await stop();
       };

@@ -1,0 +1,23 @@
+import { baseConfig, z } from '@costgov/config';
+
+/** What the scanner reads beyond the variables every service reads (runStandalone parses those). */
+export const scannerConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
+  /** identity's gRPC address: scan credits are debited and refunded there. */
+  IDENTITY_ADDR: z.string().min(1).default('127.0.0.1:50051'),
+  /** budgets' gRPC address: a scanned project (team, status, connections) is read there. */
+  BUDGETS_ADDR: z.string().min(1).default('127.0.0.1:50052'),
+  /** costs' gRPC address: the scanned connections' cost data is read there. */
+  COSTS_ADDR: z.string().min(1).default('127.0.0.1:50054'),
+  /** api: gRPC services only; worker: runs scans (gRPC serves health only); all: both (the default). */
+  SCANNER_MODE: z.enum(['api', 'worker', 'all']).default('all'),
+  /** A scan `running` whose heartbeat is older than this is failed by the sweeper and refunded. */
+  SCAN_STALE_MS: z.coerce.number().int().min(100).default(120_000),
+  /** How often a worker reports a running scan (heartbeat_at and a `working` ack). */
+  SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
+  /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */
+  SCAN_ACK_WAIT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Scans one worker process runs at once. */
+  SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+});
+
+export type ScannerConfig = z.infer<typeof scannerConfig>;

@@ -1,0 +1,14 @@
+import type { ScannerConfig } from '../config';
+import type { ScansOptions } from './service';
+
+/** The scans side as the environment configures it. */
+export const scansOptionsFrom = (config: ScannerConfig): ScansOptions => ({
+  identityAddress: config.IDENTITY_ADDR,
+  budgetsAddress: config.BUDGETS_ADDR,
+  rpcDeadlineMs: config.RPC_DEADLINE_MS,
+  mode: config.SCANNER_MODE,
+  staleMs: config.SCAN_STALE_MS,
+  heartbeatMs: config.SCAN_HEARTBEAT_MS,
+  ackWaitMs: config.SCAN_ACK_WAIT_MS,
+  concurrency: config.SCAN_CONCURRENCY,
+});

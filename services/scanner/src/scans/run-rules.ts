@@ -1,0 +1,23 @@
+import type { RuleResult } from '../findings/record';
+
+/** What a worker scans: the project's connections as they were when the scan was paid for. */
+export interface ScanWork {
+  scanId: string;
+  teamId: string;
+  projectId: string;
+  connectionIds: string[];
+}
+
+export interface ScanOutcome {
+  resourcesScanned: number;
+  results: RuleResult[];
+}
+
+/**
+ * Runs the rule catalogue over the scanned connections' data. `progress` reports resources scanned so
+ * far (written with the next heartbeat). Rejecting fails the scan with the error's message.
+ */
+export type RunRules = (work: ScanWork, progress: (resourcesScanned: number) => void) => Promise<ScanOutcome>;
+
+/** Until the rules are wired: a scan that reads nothing and finds nothing. */
+export const runNoRules: RunRules = async () => ({ resourcesScanned: 0, results: [] });

@@ -1,0 +1,81 @@
+import { budgets, identity, scanner } from '@costgov/contracts';
+import { createRpcClient } from '@costgov/rpc';
+import type { ServiceContext } from '@costgov/runtime';
+import { projectLookupOverRpc, type ProjectLookup } from './project-lookup';
+import { refundFailedScan } from './refund-failed';
+import { scansRpc, type FindingsOfScan } from './rpc';
+import { runNoRules, type RunRules } from './run-rules';
+import { scanCreditsOverRpc, type ScanCredits } from './scan-credits';
+import { scansFactory } from './scans';
+import { startScanWorker } from './scan-worker';
+import { scanSweeper } from './sweeper';
+
+/** api: ScansService only; worker: runs scans (gRPC serves health only); all: both. */
+export type ScannerMode = 'api' | 'worker' | 'all';
+
+/**
+ * Where scans find projects (budgets) and credits (identity): services at addresses, or (tests)
+ * stand-ins; how workers run and report; which side this process is.
+ */
+export type ScansOptions = (
+  | { identityAddress: string; budgetsAddress: string; rpcDeadlineMs?: number }
+  | { projects: ProjectLookup; credits: ScanCredits }
+) & {
+  mode?: ScannerMode;
+  runRules?: RunRules;
+  findingsOf?: FindingsOfScan;
+  /** A running scan silent for this long is failed and refunded by the sweeper. Default 2 min. */
+  staleMs?: number;
+  /** How often the sweeper looks. Default a quarter of staleMs, at most 30 s. */
+  sweepIntervalMs?: number;
+  heartbeatMs?: number;
+  ackWaitMs?: number;
+  concurrency?: number;
+};
+
+/** Serves ScansService and/or runs the scan workers, the refund consumer and the sweeper. */
+export async function startScans(
+  ctx: Pick<ServiceContext, 'db' | 'bus' | 'rpc' | 'outbox' | 'newId' | 'now' | 'logger' | 'consume'>,
+  options: ScansOptions,
+): Promise<() => Promise<void>> {
+  const mode = options.mode ?? 'all';
+  const clients: Array<{ close(): void }> = [];
+  let projects: ProjectLookup;
+  let credits: ScanCredits;
+  if ('projects' in options) ({ projects, credits } = options);
+  else {
+    const deadline = { deadlineMs: options.rpcDeadlineMs };
+    const projectsClient = createRpcClient(budgets.ProjectsService, options.budgetsAddress, deadline);
+    const identityClient = createRpcClient(identity.IdentityService, options.identityAddress, deadline);
+    clients.push(projectsClient, identityClient);
+    projects = projectLookupOverRpc(projectsClient);
+    credits = scanCreditsOverRpc(identityClient);
+  }
+  if (mode !== 'worker') {
+    const scans = scansFactory({ ...ctx, projects, credits });
+    ctx.rpc.add(scanner.ScansService, scansRpc(scans, options.findingsOf));
+  }
+  await ctx.consume({
+    durable: 'scanner_refund_failed',
+    types: ['scanner.scan.failed'],
+    handler: refundFailedScan(credits),
+  });
+  const staleMs = options.staleMs ?? 120_000;
+  const sweeper = scanSweeper({ ...ctx, staleMs });
+  sweeper.start(options.sweepIntervalMs ?? Math.min(Math.max(staleMs / 4, 100), 30_000));
+  const worker =
+    mode === 'api'
+      ? undefined
+      : await startScanWorker({
+          ...ctx,
+          runRules: options.runRules ?? runNoRules,
+          heartbeatMs: options.heartbeatMs ?? 5_000,
+          ackWaitMs: options.ackWaitMs ?? 30_000,
+          concurrency: options.concurrency ?? 2,
+        });
+  return async () => {
+    await worker?.stop();
+    await sweeper.stop();
+    for (const client of clients) client.close();
+  };
+}

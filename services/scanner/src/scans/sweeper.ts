@@ -1,0 +1,58 @@
+import type { Db } from '@costgov/db';
+import type { Logger } from '@costgov/log';
+import type { Outbox } from '@costgov/runtime';
+import { publishScanFinished } from './finished';
+import type { ScanRow } from './scan';
+
+/**
+ * Fails scans `running` whose worker went quiet for longer than `staleMs` (the queue gave up on them, or
+ * nobody is left to take them over); their refund follows from scanner.scan.failed. Every process may
+ * sweep: the conditional UPDATE fails each scan once.
+ */
+export function scanSweeper({
+  db,
+  outbox,
+  now,
+  logger,
+  staleMs,
+}: {
+  db: Db;
+  outbox: Outbox;
+  now: () => Date;
+  logger: Logger;
+  staleMs: number;
+}) {
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> = Promise.resolve();
+
+  async function sweep(): Promise<number> {
+    return db.transaction(async (tx) => {
+      const at = now();
+      const { rows } = await tx.query<ScanRow>(
+        `UPDATE scans SET status = 'failed', completed_at = $1, updated_at = $1,
+           error = 'The scan stopped reporting progress (its worker is gone) and was given up.'
+         WHERE id IN (SELECT id FROM scans WHERE status = 'running' AND heartbeat_at < $2
+                      ORDER BY id FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+        [at, new Date(at.getTime() - staleMs)],
+      );
+      for (const row of rows) await publishScanFinished(outbox, tx, row);
+      if (rows.length > 0) logger.warn({ scan_ids: rows.map((r) => r.id) }, 'stale scans failed');
+      return rows.length;
+    });
+  }
+
+  return {
+    sweep,
+    start(intervalMs: number) {
+      timer = setInterval(() => {
+        sweeping = sweep().catch((error: unknown) => logger.warn({ err: error }, 'scan sweep failed'));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+    },
+  };
+}
