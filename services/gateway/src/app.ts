@@ -17,6 +17,7 @@ import { budgetRoutes } from './routes/budgets';
 import { connectionRoutes } from './routes/connections';
 import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
 import { projectRoutes } from './routes/projects';
+import { ruleRoutes } from './routes/rules';
 import { scimRoutes } from './routes/scim';
 import { violationRoutes } from './routes/violations';
 
@@ -99,6 +100,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use('/v1/guard/budgets', budgetRoutes(deps.budgets, validate));
   app.use('/v1/guard/violations', violationRoutes(deps.violations, validate));
   app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
+  app.use('/v1/guard/rules', ruleRoutes(deps.findings, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
   app.use(notFound);
