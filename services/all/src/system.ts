@@ -78,6 +78,7 @@ export async function startSystem(
         ...scansOptionsFrom(loadConfig(scannerConfig, shared.env)),
         identityAddress: `127.0.0.1:${identity.port}`,
         budgetsAddress: `127.0.0.1:${budgets.port}`,
+        costsAddress: `127.0.0.1:${costs.port}`,
       },
     }),
     at(config.SCANNER_ADDR),

@@ -247,6 +247,14 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       expect(scan.startedAt).toBeDefined();
       expect(scan.completedAt).toBeDefined();
       expect(scan.error).toBeUndefined();
+      // The read carries the scan's findings.
+      expect(scan.findings.map((f) => f.resourceId).sort()).toEqual(['i-1', 'i-2']);
+      expect(scan.findings[0]).toMatchObject({
+        ruleId: 'idle-public-ip',
+        scanId: id,
+        status: 'open',
+        projectId,
+      });
       expect(await balance(teamA)).toBe(before - 2);
       const [event] = await eventually(() => (finishEvents(id).length ? finishEvents(id) : undefined));
       expect(event!.type).toBe('scanner.scan.completed');

@@ -5,6 +5,7 @@ import type { ScansOptions } from './service';
 export const scansOptionsFrom = (config: ScannerConfig): ScansOptions => ({
   identityAddress: config.IDENTITY_ADDR,
   budgetsAddress: config.BUDGETS_ADDR,
+  costsAddress: config.COSTS_ADDR,
   rpcDeadlineMs: config.RPC_DEADLINE_MS,
   mode: config.SCANNER_MODE,
   staleMs: config.SCAN_STALE_MS,

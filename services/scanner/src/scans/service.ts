@@ -1,8 +1,11 @@
-import { budgets, identity, scanner } from '@costgov/contracts';
+import { budgets, costs, identity, scanner } from '@costgov/contracts';
 import { createRpcClient } from '@costgov/rpc';
 import type { ServiceContext } from '@costgov/runtime';
+import { findingsOfScan } from '../findings/findings';
+import { findingMessage } from '../findings/rpc';
 import { projectLookupOverRpc, type ProjectLookup } from './project-lookup';
 import { refundFailedScan } from './refund-failed';
+import { runRulesOverRpc } from './rules-over-rpc';
 import { scansRpc, type FindingsOfScan } from './rpc';
 import { runNoRules, type RunRules } from './run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from './scan-credits';
@@ -18,10 +21,11 @@ export type ScannerMode = 'api' | 'worker' | 'all';
  * stand-ins; how workers run and report; which side this process is.
  */
 export type ScansOptions = (
-  | { identityAddress: string; budgetsAddress: string; rpcDeadlineMs?: number }
+  | { identityAddress: string; budgetsAddress: string; costsAddress: string; rpcDeadlineMs?: number }
   | { projects: ProjectLookup; credits: ScanCredits }
 ) & {
   mode?: ScannerMode;
+  /** How a scan runs its rules; by default the catalogue over costs' data (none with stand-ins). */
   runRules?: RunRules;
   findingsOf?: FindingsOfScan;
   /** A running scan silent for this long is failed and refunded by the sweeper. Default 2 min. */
@@ -42,6 +46,7 @@ export async function startScans(
   const clients: Array<{ close(): void }> = [];
   let projects: ProjectLookup;
   let credits: ScanCredits;
+  let runRules = options.runRules ?? runNoRules;
   if ('projects' in options) ({ projects, credits } = options);
   else {
     const deadline = { deadlineMs: options.rpcDeadlineMs };
@@ -50,10 +55,20 @@ export async function startScans(
     clients.push(projectsClient, identityClient);
     projects = projectLookupOverRpc(projectsClient);
     credits = scanCreditsOverRpc(identityClient);
+    if (!options.runRules) {
+      // A scan reads a whole project's data: it gets far longer than an API call.
+      const scanData = createRpcClient(costs.ScanDataService, options.costsAddress, { deadlineMs: 120_000 });
+      clients.push(scanData);
+      runRules = runRulesOverRpc({ scanData, identityClient, now: ctx.now });
+    }
   }
+  const findingsOf =
+    options.findingsOf ??
+    (async (teamId: string, scanId: string) =>
+      (await findingsOfScan(ctx.db, teamId, scanId)).map(findingMessage));
   if (mode !== 'worker') {
     const scans = scansFactory({ ...ctx, projects, credits });
-    ctx.rpc.add(scanner.ScansService, scansRpc(scans, options.findingsOf));
+    ctx.rpc.add(scanner.ScansService, scansRpc(scans, findingsOf));
   }
   await ctx.consume({
     durable: 'scanner_refund_failed',
@@ -68,7 +83,7 @@ export async function startScans(
       ? undefined
       : await startScanWorker({
           ...ctx,
-          runRules: options.runRules ?? runNoRules,
+          runRules,
           heartbeatMs: options.heartbeatMs ?? 5_000,
           ackWaitMs: options.ackWaitMs ?? 30_000,
           concurrency: options.concurrency ?? 2,
