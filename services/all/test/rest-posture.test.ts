@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { identity } from '@costgov/contracts';
+import { createRpcClient } from '@costgov/rpc';
+import { eventually } from '@costgov/testing';
+import type { RunningSystem } from '../src/system';
+import { expectError, restCaller, startRestSystem } from './support/rest';
+
+const bootstrapKey = 'cg_live_restposturebootstrapkey0000000000000';
+const call = restCaller(() => system.url, bootstrapKey);
+let system: RunningSystem;
+let teamId: string;
+let otherTeamKey: string;
+let readOnlyKey: string;
+
+const today = () => new Date().toISOString().slice(0, 10);
+const dayFromToday = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
+beforeAll(async () => {
+  ({ system, teamId, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
+}, 60_000);
+
+afterAll(() => system?.stop());
+
+async function created(path: string, body: unknown): Promise<string> {
+  const reply = await call('POST', path, { body });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body.data.id;
+}
+
+/** A FOCUS export of this month with every row charged today: the posture's 30 days hold all of it. */
+function focusFile(rows: Array<{ cost: number; tags: Record<string, string> }>): string {
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const day = new Date(`${today()}T00:00:00Z`);
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  const header =
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,Tags';
+  const lines = rows.map(({ cost, tags }, i) =>
+    [
+      cost,
+      cost,
+      'USD',
+      stamp(start),
+      stamp(end),
+      stamp(day),
+      stamp(new Date(day.getTime() + 3_600_000)),
+      'EC2',
+      `i-${i}`,
+      `"${JSON.stringify(tags).replaceAll('"', '""')}"`,
+    ].join(','),
+  );
+  return `${header}\n${lines.join('\n')}\n`;
+}
+
+describe('REST /v1/guard/cost-posture through the gateway', () => {
+  it('a new team scores full marks today, stable, readable with guard:read', async () => {
+    const reply = await call('GET', '/v1/guard/cost-posture', { key: readOnlyKey });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toEqual({
+      data: {
+        score: 100,
+        max_score: 100,
+        grade: 'A',
+        breakdown: { budget_compliance: 40, tag_coverage: 30, recommendation_adoption: 30 },
+        trend: 'stable',
+        date: today(),
+      },
+    });
+    expect(reply.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('a future or malformed date is 400; an unknown parameter is 400', async () => {
+    for (const date of [dayFromToday(2), '2026-1-5', 'yesterday', '2026-02-30', '']) {
+      expectError(
+        await call('GET', `/v1/guard/cost-posture?date=${encodeURIComponent(date)}`),
+        400,
+        'bad_request',
+      );
+    }
+    expectError(await call('GET', '/v1/guard/cost-posture?scope=team'), 400, 'bad_request');
+  });
+
+  it('a past day without a snapshot is 404; today answers with the same day given or not', async () => {
+    expectError(await call('GET', `/v1/guard/cost-posture?date=${dayFromToday(-3)}`), 404, 'not_found');
+    const given = await call('GET', `/v1/guard/cost-posture?date=${today()}`);
+    expect(given.status, given.text).toBe(200);
+    expect(given.body.data.date).toBe(today());
+  });
+
+  it('team-wide and project postures from budgets, required tags on cost data, and findings', async () => {
+    const connection = await created('/v1/guard/connections', { name: 'aws-posture', provider: 'aws' });
+    const tagged = await created('/v1/guard/projects', {
+      name: 'posture-tagged',
+      connection_ids: [connection],
+    });
+    const bare = await created('/v1/guard/projects', { name: 'posture-bare' });
+    const budget = (projectId: string, name: string, amount: number) =>
+      created('/v1/guard/budgets', {
+        project_id: projectId,
+        name,
+        amount,
+        currency: 'USD',
+        period: 'monthly',
+      });
+    const small = await budget(tagged, 'small', 50);
+    await budget(tagged, 'large', 1000);
+    await budget(bare, 'bare', 1000);
+
+    const identityPort = system.services.find((s) => s.name === 'identity')!.port;
+    const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
+    try {
+      await identityClient.setRequiredTags({ requiredTags: ['team'] }, { teamId });
+    } finally {
+      identityClient.close();
+    }
+    const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
+      raw: focusFile([
+        { cost: 60, tags: { team: 'web' } },
+        { cost: 25, tags: { env: 'prod' } },
+        { cost: 15, tags: { team: '' } },
+      ]),
+      contentType: 'text/csv',
+    });
+    expect(upload.status, upload.text).toBe(200);
+    // 100 spent against 50: the small budget breaches once budgets has evaluated the upload.
+    await eventually(async () =>
+      (await call('GET', `/v1/guard/budgets/${small}`)).body.data.status === 'breached' ? true : undefined,
+    );
+
+    // Project: 1 of 2 budgets fine (20), 60 of 100 tagged (18), no finding (30).
+    const project = await call('GET', `/v1/guard/cost-posture?project_id=${tagged}`);
+    expect(project.status, project.text).toBe(200);
+    expect(project.body.data).toMatchObject({
+      score: 68,
+      grade: 'D',
+      breakdown: { budget_compliance: 20, tag_coverage: 18, recommendation_adoption: 30 },
+    });
+    // A project with no connection has no cost to tag, and its one budget is fine.
+    const bareReply = await call('GET', `/v1/guard/cost-posture?project_id=${bare}`);
+    expect(bareReply.body.data).toMatchObject({ score: 100, grade: 'A' });
+    // Team-wide: 2 of 3 budgets fine (26.67), the team's one connection 60% tagged (18): 74.67 -> 75.
+    const team = await call('GET', '/v1/guard/cost-posture');
+    expect(team.body.data).toMatchObject({
+      score: 75,
+      grade: 'C',
+      breakdown: { budget_compliance: 27, tag_coverage: 18, recommendation_adoption: 30 },
+    });
+  });
+
+  it("another team's project and an unknown project are 404", async () => {
+    const project = await created('/v1/guard/projects', { name: 'posture-mine' });
+    expectError(
+      await call('GET', `/v1/guard/cost-posture?project_id=${project}`, { key: otherTeamKey }),
+      404,
+      'not_found',
+    );
+    expectError(await call('GET', '/v1/guard/cost-posture?project_id=prj_unknown'), 404, 'not_found');
+    // The other team's own team-wide posture knows nothing of ours.
+    const theirs = await call('GET', '/v1/guard/cost-posture', { key: otherTeamKey });
+    expect(theirs.body.data.score).toBe(100);
+  });
+});
