@@ -16,7 +16,7 @@ import { requestValidators } from './openapi/validator';
 import { budgetRoutes } from './routes/budgets';
 import { connectionRoutes } from './routes/connections';
 import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
-import { postureRoutes } from './routes/posture';
+import { findingRoutes } from './routes/findings';
 import { projectRoutes } from './routes/projects';
 import { ruleRoutes } from './routes/rules';
 import { scimRoutes } from './routes/scim';
@@ -101,7 +101,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use('/v1/guard/budgets', budgetRoutes(deps.budgets, validate));
   app.use('/v1/guard/violations', violationRoutes(deps.violations, validate));
   app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
-  app.use('/v1/guard/cost-posture', postureRoutes(deps.posture, validate));
+  app.use('/v1/guard/findings', findingRoutes(deps.findings, validate));
   app.use('/v1/guard/rules', ruleRoutes(deps.findings, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
