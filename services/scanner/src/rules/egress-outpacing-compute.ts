@@ -1,4 +1,4 @@
-import { byConnection, dailyAverageByMonth, lastMonthGrowth } from './monthly-growth';
+import { byConnection, dailyAverageByMonth, epsilon, lastMonthGrowth } from './monthly-growth';
 import type { Rule } from './types';
 import { money } from './window';
 
@@ -19,7 +19,7 @@ export const egressOutpacingCompute: Rule = {
   evaluate(data, { currency }) {
     return [...byConnection(data.daily)].flatMap(([connectionId, rows]) => {
       const egress = lastMonthGrowth(dailyAverageByMonth(rows, (row) => row.dataTransferCost));
-      if (!egress || egress.growth < minGrowth) return [];
+      if (!egress || egress.growth < minGrowth - epsilon) return [];
       const compute = lastMonthGrowth(
         dailyAverageByMonth(
           rows.filter((row) => row.serviceCategory === 'Compute'),
@@ -27,7 +27,7 @@ export const egressOutpacingCompute: Rule = {
         ),
       );
       const computeGrowth = compute?.growth ?? 0;
-      if (egress.growth - computeGrowth < minLead) return [];
+      if (egress.growth - computeGrowth < minLead - epsilon) return [];
       return [
         {
           ruleId: this.id,

@@ -1,5 +1,8 @@
 import type { DailyServiceCost } from './types';
 
+/** Ratios of sums of doubles are not exact (12 / 10 - 1 < 0.2): thresholds allow this much. */
+export const epsilon = 1e-9;
+
 /** Cost per day with data, per calendar month (YYYY-MM), of the rows `pick` measures. */
 export function dailyAverageByMonth(
   rows: DailyServiceCost[],

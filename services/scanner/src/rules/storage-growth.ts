@@ -1,4 +1,4 @@
-import { byConnection, dailyAverageByMonth, lastMonthGrowth } from './monthly-growth';
+import { byConnection, dailyAverageByMonth, epsilon, lastMonthGrowth } from './monthly-growth';
 import type { Rule } from './types';
 import { daysPerMonth, money } from './window';
 
@@ -22,7 +22,7 @@ export const storageGrowth: Rule = {
         (row) => row.effectiveCost - row.dataTransferCost,
       );
       const change = lastMonthGrowth(months);
-      if (!change || change.growth < minGrowth) return [];
+      if (!change || change.growth < minGrowth - epsilon) return [];
       const increase = (change.after - change.before) * daysPerMonth;
       if (increase < minMonthlyIncrease) return [];
       return [

@@ -1,0 +1,85 @@
+import type {
+  ConnectionTotals,
+  DailyServiceCost,
+  RuleContext,
+  ScanData,
+  ScanResource,
+} from '../../src/rules/types';
+
+/** A 30-day window ending 2024-10-01, in which every hour is 720 hours of resource time. */
+export const windowStart = '2024-09-01T00:00:00.000Z';
+export const windowEnd = '2024-10-01T00:00:00.000Z';
+
+export const context = (overrides: Partial<RuleContext> = {}): RuleContext => ({
+  requiredTags: [],
+  now: new Date(windowEnd),
+  currency: 'USD',
+  ...overrides,
+});
+
+export const resource = (overrides: Partial<ScanResource> = {}): ScanResource => ({
+  connectionId: 'con_a',
+  resourceId: 'i-1',
+  resourceName: '',
+  resourceType: 'instance',
+  serviceName: 'Amazon Elastic Compute Cloud',
+  serviceCategory: 'Compute',
+  regionId: 'us-east-1',
+  subAccountId: '1',
+  providerName: 'AWS',
+  skuId: 'SKU',
+  chargeCategory: 'Usage',
+  pricingUnit: 'Hours',
+  consumedUnit: 'Hours',
+  pricingQuantity: 720,
+  consumedQuantity: 720,
+  tags: {},
+  billedCost: 100,
+  effectiveCost: 100,
+  listCost: 100,
+  contractedCost: 100,
+  daysSeen: 30,
+  hoursSeen: 720,
+  firstSeen: windowStart,
+  lastSeen: windowEnd,
+  ...overrides,
+});
+
+export const totals = (overrides: Partial<ConnectionTotals> = {}): ConnectionTotals => ({
+  connectionId: 'con_a',
+  effectiveCost: 1000,
+  untaggedCost: 0,
+  unattributedCost: 0,
+  resources: 10,
+  records: 100,
+  ...overrides,
+});
+
+export const data = (overrides: Partial<ScanData> = {}): ScanData => ({
+  windowStart,
+  windowEnd,
+  currency: 'USD',
+  resources: [],
+  truncated: false,
+  totals: [],
+  daily: [],
+  tagUsage: [],
+  ...overrides,
+});
+
+/** One row per day from `first` for `costs.length` days, of one connection and service. */
+export function dailySeries(
+  first: string,
+  costs: number[],
+  overrides: Partial<DailyServiceCost> = {},
+): DailyServiceCost[] {
+  return costs.map((effectiveCost, index) => ({
+    connectionId: 'con_a',
+    day: new Date(Date.parse(`${first}T00:00:00Z`) + index * 86_400_000).toISOString().slice(0, 10),
+    serviceName: 'Amazon Elastic Compute Cloud',
+    serviceCategory: 'Compute',
+    effectiveCost,
+    dataTransferCost: 0,
+    ...overrides,
+  }));
+}
