@@ -26,6 +26,16 @@ const teamColumns: readonly Field<TeamView>[] = [
   ['created', (team) => time(team.createdAt)],
 ];
 
+interface TeamSettingsView {
+  teamId: string;
+  requiredTags: string[];
+}
+
+const settingsFields: readonly Field<TeamSettingsView>[] = [
+  ['team', (settings) => settings.teamId],
+  ['required tags', (settings) => settings.requiredTags.join(', ') || '-'],
+];
+
 /** The proto's RequestLimits are int32. */
 const limit = wholeNumber(2 ** 31 - 1);
 
@@ -99,5 +109,40 @@ export function registerTeams(program: Command, act: Act): void {
         });
         output.show(teamView(team), teamFields, (t) => t.id);
       }),
+    );
+
+  teams
+    .command('required-tags')
+    .description(
+      "show or set the tag keys a team's cost must carry (tag-coverage findings and posture); keys given replace the set",
+    )
+    .argument('<team-id>')
+    .argument('[keys...]', 'tag keys, e.g. env owner cost-center')
+    .option('--clear', 'require no tag key')
+    .action(
+      act(
+        async (
+          { identity, output, forTeam },
+          teamId: string,
+          keys: string[],
+          options: { clear?: boolean },
+          command: Command,
+        ) => {
+          if (options.clear && keys.length > 0) {
+            command.error('error: give tag keys or --clear, not both', {
+              exitCode: 2,
+              code: 'costgov.tagsAndClear',
+            });
+          }
+          const context = await forTeam(teamId);
+          // No keys and no --clear only shows the keys; the service checks each key given.
+          const settings =
+            keys.length > 0 || options.clear
+              ? await identity.setRequiredTags({ requiredTags: keys }, context)
+              : await identity.getTeamSettings({}, context);
+          const view: TeamSettingsView = { teamId: settings.teamId, requiredTags: settings.requiredTags };
+          output.show(view, settingsFields, (s) => s.requiredTags.join('\n'));
+        },
+      ),
     );
 }
