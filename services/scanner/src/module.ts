@@ -3,6 +3,7 @@ import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { startFindings } from './findings/service';
 import { startPosture, type PostureOptions } from './posture/service';
+import { allRules } from './rules/catalogue';
 import { startScans, type ScansOptions } from './scans/service';
 
 export interface ScannerOptions {
@@ -20,8 +21,8 @@ export function scannerModule(options: ScannerOptions = {}): ServiceModule {
     async start(ctx) {
       // The gRPC services, the work-queue consumer and the sweeper are added here as they are built.
       const stops: Array<() => Promise<void>> = [];
-      // Findings are read and purged wherever the service runs; the rule catalogue is wired when it lands.
-      await startFindings(ctx, () => []);
+      // Findings are read and purged wherever the service runs.
+      await startFindings(ctx, () => allRules);
       if (options.posture) stops.push(startPosture(ctx, options.posture));
       if (options.scans) stops.push(await startScans(ctx, options.scans));
       return async () => {

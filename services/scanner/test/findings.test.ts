@@ -13,6 +13,7 @@ import { eventually, freshDb, testBus } from '@costgov/testing';
 import { findingsOfScan } from '../src/findings/findings';
 import { recordFindings } from '../src/findings/record';
 import { scannerModule } from '../src/module';
+import { allRules } from '../src/rules/catalogue';
 import type { RuleResult } from '../src/rules/types';
 
 const logger = createLogger('test', 'silent');
@@ -356,11 +357,19 @@ describe('UpdateFinding', () => {
 });
 
 describe('ListRules', () => {
-  it('answers the catalogue (not team-scoped)', async () => {
+  it('answers the whole catalogue without a team', async () => {
     const { rules } = await client.listRules({}, {});
-    expect(Array.isArray(rules)).toBe(true);
-    for (const rule of rules)
-      expect(rule).toMatchObject({ id: expect.any(String), category: expect.any(String) });
+    expect(rules.map((rule) => rule.id)).toEqual(allRules.map((rule) => rule.id));
+    expect(rules[0]).toEqual(
+      expect.objectContaining({
+        id: allRules[0]!.id,
+        severity: allRules[0]!.severity,
+        category: allRules[0]!.category,
+        title: allRules[0]!.title,
+        description: allRules[0]!.description,
+        recommendation: allRules[0]!.recommendation,
+      }),
+    );
   });
 });
 
