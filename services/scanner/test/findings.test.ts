@@ -83,6 +83,10 @@ async function findingEvents(projectId: string) {
   return rows.map((row) => [row.type.replace('scanner.finding.', ''), row.data.findingId, row.data.status]);
 }
 
+type Filter = Partial<
+  Pick<scanner.ListFindingsRequest, 'scanId' | 'projectId' | 'severity' | 'status' | 'ruleId'>
+>;
+
 const byId = (list: scanner.Finding[]) => new Map(list.map((f) => [f.id, f]));
 
 describe('recordFindings across scans', () => {
@@ -225,21 +229,17 @@ describe('ListFindings', () => {
     expect(meta).toMatchObject({ currentPage: 1, perPage: 25, totalPages: 1, totalCount: 5 });
   });
 
-  it.each([
-    [{ scanId: 'scan1' }, ['r-2', 'r-3', 'r-1']],
-    [{ projectId: 'other' }, ['r-4', 'r-5']],
-    [{ severity: 'critical' }, ['r-4', 'r-2']],
-    [{ ruleId: 'untagged' }, ['r-5', 'r-3']],
-    [{ status: 'resolved' }, []],
-    [{ severity: 'critical', projectId: 'project' }, ['r-2']],
-    [{ scanId: 'unknown' }, []],
-  ])('filters %j', async (filter, expected) => {
-    const request = {
-      ...filter,
-      scanId: { scan1, unknown: newId('scan') }[filter.scanId as string] ?? undefined,
-      projectId: { other: otherProject, project: projectId }[filter.projectId as string] ?? undefined,
-    };
-    const { findings, meta } = await client.listFindings(request, ctx);
+  // Functions: the scan and project ids exist only once beforeAll ran.
+  it.each<[string, () => Filter, string[]]>([
+    ['scan_id', () => ({ scanId: scan1 }), ['r-2', 'r-3', 'r-1']],
+    ['project_id', () => ({ projectId: otherProject }), ['r-4', 'r-5']],
+    ['severity', () => ({ severity: 'critical' }), ['r-4', 'r-2']],
+    ['rule_id', () => ({ ruleId: 'untagged' }), ['r-5', 'r-3']],
+    ['status', () => ({ status: 'resolved' }), []],
+    ['severity and project_id', () => ({ severity: 'critical', projectId }), ['r-2']],
+    ['an unknown scan_id', () => ({ scanId: newId('scan') }), []],
+  ])('filters by %s', async (_case, request, expected) => {
+    const { findings, meta } = await client.listFindings(request(), ctx);
     expect(findings.map((f) => f.resourceId)).toEqual(expected);
     expect(meta!.totalCount).toBe(expected.length);
   });
