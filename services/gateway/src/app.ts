@@ -20,6 +20,7 @@ import { findingRoutes } from './routes/findings';
 import { postureRoutes } from './routes/posture';
 import { projectRoutes } from './routes/projects';
 import { ruleRoutes } from './routes/rules';
+import { scanRoutes } from './routes/scans';
 import { scimRoutes } from './routes/scim';
 import { violationRoutes } from './routes/violations';
 
@@ -102,6 +103,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use('/v1/guard/budgets', budgetRoutes(deps.budgets, validate));
   app.use('/v1/guard/violations', violationRoutes(deps.violations, validate));
   app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
+  app.use('/v1/guard/scans', scanRoutes(deps.scans, validate));
   app.use('/v1/guard/findings', findingRoutes(deps.findings, validate));
   app.use('/v1/guard/cost-posture', postureRoutes(deps.posture, validate));
   app.use('/v1/guard/rules', ruleRoutes(deps.findings, validate));

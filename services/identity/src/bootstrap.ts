@@ -53,7 +53,7 @@ export async function bootstrap(
       const team = await teams.createTeam({ name: 'default', plan: 'enterprise' }, tx);
       const { secret } = await apiKeys.createApiKey(
         team.id,
-        { name: 'bootstrap', scopes: ['guard:read', 'guard:write'], secret: bootstrapApiKey },
+        { name: 'bootstrap', scopes: ['guard:read', 'guard:write', 'scans:write'], secret: bootstrapApiKey },
         tx,
       );
       return bootstrapApiKey

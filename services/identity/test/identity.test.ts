@@ -52,7 +52,7 @@ describe('bootstrap on an empty database', () => {
       expect(principal).toMatchObject({
         teamId: run.results[0]!.teamId,
         kind: identity.CredentialKind.API_KEY,
-        scopes: ['guard:read', 'guard:write'],
+        scopes: ['guard:read', 'guard:write', 'scans:write'],
         plan: 'enterprise',
       });
       const { teams } = await run.client.listTeams({});

@@ -274,7 +274,7 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const before = await balance(teamA);
       const { id } = await client.createScan({ projectId }, teamA);
       const scan = await finished(id);
-      expect(scan).toMatchObject({ status: 'failed', error: 'cost data unreadable' });
+      expect(scan).toMatchObject({ status: 'failed', error: 'cost data unreadable', creditsUsed: 0 });
       await eventually(async () => ((await balance(teamA)) === before ? true : undefined));
       const [event] = await eventually(() => (finishEvents(id).length ? finishEvents(id) : undefined));
       expect(event!.type).toBe('scanner.scan.failed');
@@ -319,6 +319,7 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const scan = await finished(id);
       expect(scan.status).toBe('failed');
       expect(scan.error).toMatch(/stopped reporting progress/);
+      expect(scan.creditsUsed).toBe(0);
       await eventually(async () => ((await balance(teamA)) === before ? true : undefined));
       release();
       await new Promise((resolve) => setTimeout(resolve, 300));

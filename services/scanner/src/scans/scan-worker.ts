@@ -84,7 +84,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     return db.transaction(async (tx) => {
       const at = now();
       const { rows } = await tx.query<ScanRow>(
-        `UPDATE scans SET status = 'failed', error = $3, completed_at = $4, updated_at = $4
+        `UPDATE scans SET status = 'failed', error = $3, credits_used = 0, completed_at = $4, updated_at = $4
          WHERE id = $1 AND worker_id = $2 AND status = 'running' RETURNING *`,
         [work.scanId, runId, message || 'The scan failed.', at],
       );

@@ -10,6 +10,7 @@ export interface Scan {
   connectionIds: string[];
   resourcesScanned: number;
   findingsCount: number;
+  /** Credits taken for the scan; 0 once a failed scan gave them back (the refund follows its failure). */
   creditsUsed: number;
   error: string | null;
   startedAt: Date | null;

@@ -29,7 +29,7 @@ export function scanSweeper({
     return db.transaction(async (tx) => {
       const at = now();
       const { rows } = await tx.query<ScanRow>(
-        `UPDATE scans SET status = 'failed', completed_at = $1, updated_at = $1,
+        `UPDATE scans SET status = 'failed', credits_used = 0, completed_at = $1, updated_at = $1,
            error = 'The scan stopped reporting progress (its worker is gone) and was given up.'
          WHERE id IN (SELECT id FROM scans WHERE status = 'running' AND heartbeat_at < $2
                       ORDER BY id FOR UPDATE SKIP LOCKED)
