@@ -200,6 +200,23 @@ describe('cost posture', () => {
     });
   });
 
+  it('today’s snapshot is rewritten only when the posture changed', async () => {
+    const takenAt = async () =>
+      (
+        await db.query<{ taken_at: Date }>('SELECT taken_at FROM posture_snapshots WHERE team_id = $1', [
+          TEAM,
+        ])
+      ).rows[0]!.taken_at.toISOString();
+    await client.getCostPosture({ date: '' }, { teamId: TEAM });
+    clock.now = new Date('2026-11-10T10:00:00Z');
+    await client.getCostPosture({ date: '' }, { teamId: TEAM });
+    expect(await takenAt()).toBe('2026-11-10T09:00:00.000Z');
+    world.budgets.set(`${TEAM}/`, { active: 0, breached: 1 });
+    clock.now = new Date('2026-11-10T11:00:00Z');
+    expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(60);
+    expect(await takenAt()).toBe('2026-11-10T11:00:00.000Z');
+  });
+
   it('trend compares with the snapshot of seven days earlier (under 3 points is stable)', async () => {
     world.budgets.set(`${TEAM}/`, { active: 1, breached: 1 });
     expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(80);

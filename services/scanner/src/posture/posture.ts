@@ -51,10 +51,11 @@ export function postureFactory(deps: { db: Db; now: () => Date; sources: Posture
   }
 
   async function compute(scope: Scope, day: string): Promise<Breakdown> {
-    const connectionIds = scope.projectId
-      ? await sources.projectConnections(scope.teamId, scope.projectId)
-      : await sources.teamConnections(scope.teamId);
-    const [budgetCounts, requiredTags, findings] = await Promise.all([
+    // Asked at once: a project that is not the team's rejects the whole with its 404.
+    const [connectionIds, budgetCounts, requiredTags, findings] = await Promise.all([
+      scope.projectId
+        ? sources.projectConnections(scope.teamId, scope.projectId)
+        : sources.teamConnections(scope.teamId),
       sources.budgetCounts(scope.teamId, scope.projectId || null),
       sources.requiredTags(scope.teamId),
       findingCounts(scope),
@@ -92,10 +93,19 @@ export function postureFactory(deps: { db: Db; now: () => Date; sources: Posture
     );
   }
 
-  /** Today's posture of a scope, computed and stored as today's snapshot. */
+  /**
+   * Today's posture of a scope, computed and stored as today's snapshot; written only when it changed,
+   * so frequent reads of a steady posture do not queue on the row.
+   */
   async function snapshotToday(scope: Scope): Promise<Breakdown> {
-    const breakdown = await compute(scope, dayOf(now()));
-    await store(scope, dayOf(now()), breakdown);
+    const today = dayOf(now());
+    const [breakdown, stored] = await Promise.all([compute(scope, today), snapshotOf(db, scope, today)]);
+    const same =
+      stored !== null &&
+      stored.breakdown.budgetCompliance === breakdown.budgetCompliance &&
+      stored.breakdown.tagCoverage === breakdown.tagCoverage &&
+      stored.breakdown.recommendationAdoption === breakdown.recommendationAdoption;
+    if (!same) await store(scope, today, breakdown);
     return breakdown;
   }
 
