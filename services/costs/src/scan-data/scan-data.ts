@@ -68,10 +68,11 @@ export interface ScanDataResult {
   tagUsage: { key: string; value: string; resources: number; effectiveCost: number }[];
 }
 
-// Rows of the window: the billing-period bound lets the (connection_id, billing_period_start) index narrow
-// the scan (a billing period starts at most a month before any of its charge periods).
+// Rows of the window: the billing-period bounds let the (connection_id, billing_period_start) index narrow
+// the scan. A month either side: a charge period may lie outside its billing period (the sample has an
+// Oracle row charged 30 September in the period starting 1 October).
 const scoped = `SELECT * FROM cost_records WHERE connection_id = ANY ($1::text[])
-  AND billing_period_start >= ($2::timestamptz - interval '32 days')::date AND billing_period_start < $3::timestamptz
+  AND billing_period_start >= ($2::timestamptz - interval '32 days')::date AND billing_period_start < ($3::timestamptz + interval '32 days')::date
   AND charge_period_start >= $2::timestamptz AND charge_period_start < $3::timestamptz`;
 
 // Data transfer: usage priced per GB (storage is priced per GB-month), log ingestion aside.
