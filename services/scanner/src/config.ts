@@ -16,6 +16,11 @@ export const scannerConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
   SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
   /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */
   SCAN_ACK_WAIT_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * Test and benchmark aid: each scan waits this long after reading its data, standing in for a slow
+   * scan (a worker can then be killed mid-scan). 0, the default, in production.
+   */
+  SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   /** Scans one worker process runs at once. */
   SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 });

@@ -12,4 +12,5 @@ export const scansOptionsFrom = (config: ScannerConfig): ScansOptions => ({
   heartbeatMs: config.SCAN_HEARTBEAT_MS,
   ackWaitMs: config.SCAN_ACK_WAIT_MS,
   concurrency: config.SCAN_CONCURRENCY,
+  extraDelayMs: config.SCAN_EXTRA_DELAY_MS,
 });

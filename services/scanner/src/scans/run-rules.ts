@@ -21,3 +21,13 @@ export type RunRules = (work: ScanWork, progress: (resourcesScanned: number) => 
 
 /** Until the rules are wired: a scan that reads nothing and finds nothing. */
 export const runNoRules: RunRules = async () => ({ resourcesScanned: 0, results: [] });
+
+/** `run` followed by a wait of `delayMs` (a slow scan, for tests and benchmarks). */
+export const slowedBy = (run: RunRules, delayMs: number): RunRules =>
+  delayMs <= 0
+    ? run
+    : async (work, progress) => {
+        const outcome = await run(work, progress);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return outcome;
+      };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { decodeEvent, type Bus, type Consumer, type DeliveryInfo } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
@@ -95,7 +96,8 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   }
 
   async function run(work: ScanWork, info: DeliveryInfo): Promise<void> {
-    const runId = randomUUID();
+    // Names the process too, so an operator (or a test) sees which worker holds a running scan.
+    const runId = `${hostname()}:${process.pid}:${randomUUID()}`;
     const claimed = await claim(work.scanId, runId);
     if (!claimed) {
       const { rows } = await db.query<{ status: string }>('SELECT status FROM scans WHERE id = $1', [

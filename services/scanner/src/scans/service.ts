@@ -7,7 +7,7 @@ import { projectLookupOverRpc, type ProjectLookup } from './project-lookup';
 import { refundFailedScan } from './refund-failed';
 import { runRulesOverRpc } from './rules-over-rpc';
 import { scansRpc, type FindingsOfScan } from './rpc';
-import { runNoRules, type RunRules } from './run-rules';
+import { runNoRules, slowedBy, type RunRules } from './run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from './scan-credits';
 import { scansFactory } from './scans';
 import { startScanWorker } from './scan-worker';
@@ -35,6 +35,8 @@ export type ScansOptions = (
   heartbeatMs?: number;
   ackWaitMs?: number;
   concurrency?: number;
+  /** Each scan waits this long after its rules (a slow scan, for tests and benchmarks). */
+  extraDelayMs?: number;
 };
 
 /** Serves ScansService and/or runs the scan workers, the refund consumer and the sweeper. */
@@ -83,7 +85,7 @@ export async function startScans(
       ? undefined
       : await startScanWorker({
           ...ctx,
-          runRules,
+          runRules: slowedBy(runRules, options.extraDelayMs ?? 0),
           heartbeatMs: options.heartbeatMs ?? 5_000,
           ackWaitMs: options.ackWaitMs ?? 30_000,
           concurrency: options.concurrency ?? 2,
