@@ -27,6 +27,23 @@ async function created(path: string, body: unknown): Promise<string> {
   return reply.body.data.id;
 }
 
+/** Identity over gRPC, as the CLI sets a team's required tag keys and grants scan credits. */
+async function withIdentity(
+  use: (client: ReturnType<typeof identityClientOf>) => Promise<unknown>,
+): Promise<void> {
+  const client = identityClientOf();
+  try {
+    await use(client);
+  } finally {
+    client.close();
+  }
+}
+const identityClientOf = () =>
+  createRpcClient(
+    identity.IdentityService,
+    `127.0.0.1:${system.services.find((s) => s.name === 'identity')!.port}`,
+  );
+
 /** A FOCUS export of this month with every row charged today: the posture's 30 days hold all of it. */
 function focusFile(rows: Array<{ cost: number; tags: Record<string, string> }>): string {
   const now = new Date();
@@ -107,13 +124,7 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
     await budget(tagged, 'large', 1000);
     await budget(bare, 'bare', 1000);
 
-    const identityPort = system.services.find((s) => s.name === 'identity')!.port;
-    const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-    try {
-      await identityClient.setRequiredTags({ requiredTags: ['team'] }, { teamId });
-    } finally {
-      identityClient.close();
-    }
+    await withIdentity((client) => client.setRequiredTags({ requiredTags: ['team'] }, { teamId }));
     const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
       raw: focusFile([
         { cost: 60, tags: { team: 'web' } },
@@ -146,6 +157,49 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
       grade: 'C',
       breakdown: { budget_compliance: 27, tag_coverage: 18, recommendation_adoption: 30 },
     });
+  });
+
+  it('recommendation adoption is the share of the findings of a scan that are suppressed or resolved', async () => {
+    const connection = await created('/v1/guard/connections', { name: 'aws-scanned', provider: 'aws' });
+    const projectId = await created('/v1/guard/projects', {
+      name: 'posture-scanned',
+      connection_ids: [connection],
+    });
+    const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
+      raw: focusFile([
+        { cost: 70, tags: { team: 'web' } },
+        { cost: 20, tags: { env: 'prod' } },
+        { cost: 10, tags: { owner: 'ops' } },
+      ]),
+      contentType: 'text/csv',
+    });
+    expect(upload.status, upload.text).toBe(200);
+    await withIdentity(async (client) => {
+      await client.setRequiredTags({ requiredTags: ['team'] }, { teamId });
+      await client.grantScanCredits({ teamId, credits: 5n });
+    });
+    const scan = await call('POST', '/v1/guard/scans', { body: { project_id: projectId } });
+    expect(scan.status, scan.text).toBe(202);
+    const done = await eventually(async () => {
+      const read = await call('GET', `/v1/guard/scans/${scan.body.data.id}`);
+      return ['completed', 'failed'].includes(read.body.data.status) ? read.body.data : undefined;
+    });
+    expect(done.status, JSON.stringify(done)).toBe('completed');
+    const findings = (await call('GET', `/v1/guard/findings?project_id=${projectId}&per_page=100`)).body
+      .data as Array<{
+      id: string;
+    }>;
+    // Two untagged resources under a required `team` key: at least those are findings.
+    expect(findings.length).toBeGreaterThanOrEqual(2);
+    const adoption = async () =>
+      (await call('GET', `/v1/guard/cost-posture?project_id=${projectId}`)).body.data.breakdown
+        .recommendation_adoption;
+    expect(await adoption()).toBe(0);
+    const suppressed = await call('PATCH', `/v1/guard/findings/${findings[0]!.id}`, {
+      body: { status: 'suppressed', reason: 'accepted for now' },
+    });
+    expect(suppressed.status, suppressed.text).toBe(200);
+    expect(await adoption()).toBe(Math.round(30 / findings.length));
   });
 
   it("another team's project and an unknown project are 404", async () => {
