@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { createOutbox, decodeEvent, type CloudEvent } from '@costgov/bus';
 import { events, identity, scanner } from '@costgov/contracts';
-import { BadRequestError, ConflictError, NotFoundError } from '@costgov/errors';
+import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from '@costgov/errors';
 import { identityModule } from '@costgov/identity';
 import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
@@ -11,7 +11,8 @@ import { eventually, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup, ScannedProject } from '../src/scans/project-lookup';
 import type { RunRules, ScanOutcome } from '../src/scans/run-rules';
-import { scanCreditsOverRpc } from '../src/scans/scan-credits';
+import { scanCreditsOverRpc, type ScanCredits } from '../src/scans/scan-credits';
+import { scansFactory } from '../src/scans/scans';
 
 const logger = createLogger('test', 'silent');
 const staleMs = 5_000;
@@ -170,6 +171,53 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       await expect(client.createScan({ projectId }, teamA)).rejects.toBeInstanceOf(ConflictError);
       expect(await balance(teamA)).toBe(before);
       expect((await client.listScans({ projectId }, teamA)).scans).toHaveLength(0);
+    });
+
+    it('answers 503 when identity cannot be asked, storing nothing', async () => {
+      const projectId = addProject(teamA.teamId, 1);
+      const down: ScanCredits = {
+        debit: () => Promise.reject(new UnavailableError()),
+        refund: () => Promise.reject(new UnavailableError()),
+      };
+      const scans = scansFactory({
+        db: service.db,
+        outbox: createOutbox({ source: 'scanner' }),
+        newId,
+        now,
+        projects,
+        credits: down,
+        logger,
+      });
+      await expect(scans.createScan(teamA.teamId, projectId)).rejects.toBeInstanceOf(UnavailableError);
+      expect((await client.listScans({ projectId }, teamA)).meta?.totalCount).toBe(0);
+    });
+
+    it('refunds the debit when the scan cannot be stored after it', async () => {
+      const projectId = addProject(teamA.teamId, 2);
+      const before = await balance(teamA);
+      const real = scanCreditsOverRpc(identityClient);
+      const debited: string[] = [];
+      const scans = scansFactory({
+        db: { ...service.db, transaction: () => Promise.reject(new Error('connection lost')) },
+        outbox: createOutbox({ source: 'scanner' }),
+        newId,
+        now,
+        projects,
+        credits: {
+          ...real,
+          debit: async (teamId, scanId, credits) => {
+            debited.push(scanId);
+            await real.debit(teamId, scanId, credits);
+          },
+        },
+        logger,
+      });
+      await expect(scans.createScan(teamA.teamId, projectId)).rejects.toThrow('connection lost');
+      expect(await balance(teamA)).toBe(before);
+      // It was debited, and the refund is already done: another one changes nothing.
+      expect(debited).toHaveLength(1);
+      expect((await identityClient.refundScanCredits({ scanId: debited[0]! }, teamA)).applied).toBe(false);
+      expect((await client.listScans({ projectId }, teamA)).meta?.totalCount).toBe(0);
     });
 
     it('answers 409 when the balance is short, leaving it and the scan list unchanged', async () => {
