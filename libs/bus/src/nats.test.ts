@@ -108,4 +108,29 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
     });
     await second.stop();
   });
+
+  it('keeps a message from redelivery while its handler reports working(), past the ack wait', async () => {
+    const deliveries: number[] = [];
+    let finished = false;
+    const consumer = await bus.consume({
+      durable: 'long_worker',
+      types: ['budgets.>'],
+      ackWaitMs: 300,
+      concurrency: 2,
+      handler: async (_, info) => {
+        deliveries.push(info.deliveryCount);
+        // Four ack waits long, reporting twice per ack wait.
+        for (let i = 0; i < 8; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          info.working();
+        }
+        finished = true;
+      },
+    });
+    await bus.publish(testEvent());
+    await eventually(() => expect(finished).toBe(true));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(deliveries).toEqual([1]);
+    await consumer.stop();
+  });
 });
