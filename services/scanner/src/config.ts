@@ -1,28 +1,39 @@
 import { baseConfig, z } from '@costgov/config';
 
 /** What the scanner reads beyond the variables every service reads (runStandalone parses those). */
-export const scannerConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
-  /** identity's gRPC address: scan credits are debited and refunded there. */
-  IDENTITY_ADDR: z.string().min(1).default('127.0.0.1:50051'),
-  /** budgets' gRPC address: a scanned project (team, status, connections) is read there. */
-  BUDGETS_ADDR: z.string().min(1).default('127.0.0.1:50052'),
-  /** costs' gRPC address: the scanned connections' cost data is read there. */
-  COSTS_ADDR: z.string().min(1).default('127.0.0.1:50054'),
-  /** api: gRPC services only; worker: runs scans (gRPC serves health only); all: both (the default). */
-  SCANNER_MODE: z.enum(['api', 'worker', 'all']).default('all'),
-  /** A scan `running` whose heartbeat is older than this is failed by the sweeper and refunded. */
-  SCAN_STALE_MS: z.coerce.number().int().min(100).default(120_000),
-  /** How often a worker reports a running scan (heartbeat_at and a `working` ack). */
-  SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
-  /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */
-  SCAN_ACK_WAIT_MS: z.coerce.number().int().min(100).default(30_000),
-  /**
-   * Test and benchmark aid: each scan waits this long after reading its data, standing in for a slow
-   * scan (a worker can then be killed mid-scan). 0, the default, in production.
-   */
-  SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
-  /** Scans one worker process runs at once. */
-  SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
-});
+export const scannerConfig = baseConfig
+  .pick({ RPC_DEADLINE_MS: true })
+  .extend({
+    /** identity's gRPC address: scan credits are debited and refunded there. */
+    IDENTITY_ADDR: z.string().min(1).default('127.0.0.1:50051'),
+    /** budgets' gRPC address: a scanned project (team, status, connections) is read there. */
+    BUDGETS_ADDR: z.string().min(1).default('127.0.0.1:50052'),
+    /** costs' gRPC address: the scanned connections' cost data is read there. */
+    COSTS_ADDR: z.string().min(1).default('127.0.0.1:50054'),
+    /** api: gRPC services only; worker: runs scans (gRPC serves health only); all: both (the default). */
+    SCANNER_MODE: z.enum(['api', 'worker', 'all']).default('all'),
+    /** A scan `running` whose heartbeat is older than this is failed by the sweeper and refunded. */
+    SCAN_STALE_MS: z.coerce.number().int().min(100).default(120_000),
+    /** How often a worker reports a running scan (heartbeat_at and a `working` ack). */
+    SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
+    /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */
+    SCAN_ACK_WAIT_MS: z.coerce.number().int().min(100).default(30_000),
+    /**
+     * Test and benchmark aid: each scan waits this long after reading its data, standing in for a slow
+     * scan (a worker can then be killed mid-scan). 0, the default, in production.
+     */
+    SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+    /** Scans one worker process runs at once. */
+    SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  })
+  // A heartbeat must come before the queue gives up on the message, and well before the sweeper does.
+  .refine((c) => c.SCAN_HEARTBEAT_MS < c.SCAN_ACK_WAIT_MS, {
+    message: 'must be shorter than SCAN_ACK_WAIT_MS',
+    path: ['SCAN_HEARTBEAT_MS'],
+  })
+  .refine((c) => c.SCAN_HEARTBEAT_MS * 3 < c.SCAN_STALE_MS, {
+    message: 'must be under a third of SCAN_STALE_MS',
+    path: ['SCAN_HEARTBEAT_MS'],
+  });
 
 export type ScannerConfig = z.infer<typeof scannerConfig>;
