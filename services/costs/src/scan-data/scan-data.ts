@@ -1,4 +1,4 @@
-import type { Queryable } from '@costgov/db';
+import type { Db } from '@costgov/db';
 import { ValidationError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 
@@ -8,6 +8,11 @@ const defaultMaxResources = 5000;
 /** Beyond this the answer outgrows a gRPC message (4 MB). */
 const maxMaxResources = 10_000;
 const maxTagPairs = 2000;
+const workMem = '64MB';
+/** Bytes of the answer, estimated as JSON (longer than protobuf): under gRPC's 4 MB message limit. */
+const resourceBytes = 2_400_000;
+const dailyBytes = 900_000;
+const tagBytes = 300_000;
 
 export interface ScanDataRequest {
   connectionIds: string[];
@@ -79,6 +84,16 @@ const scoped = `SELECT * FROM cost_records WHERE connection_id = ANY ($1::text[]
 const dataTransfer = `charge_category = 'Usage' AND lower(coalesce(pricing_unit, consumed_unit, '')) IN ('gb', 'gib')
   AND coalesce(service_category, '') <> 'Management and Governance'`;
 
+/** The longest prefix of `items` whose JSON stays within `budget` bytes. */
+function withinBytes<T>(items: T[], budget: number): T[] {
+  let used = 0;
+  for (let index = 0; index < items.length; index++) {
+    used += JSON.stringify(items[index]).length;
+    if (used > budget) return items.slice(0, index);
+  }
+  return items;
+}
+
 const stringTags = (tags: unknown): Record<string, string> => {
   if (!tags || typeof tags !== 'object' || Array.isArray(tags)) return {};
   return Object.fromEntries(Object.entries(tags as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
@@ -90,7 +105,14 @@ const stringTags = (tags: unknown): Record<string, string> => {
  * service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
  * rows leave the database as a few thousand resources.
  */
-export function scanDataQueries({ db }: { db: Queryable }) {
+export function scanDataQueries({ db }: { db: Db }) {
+  /** One query in a transaction of its own, with room to sort and hash a million rows in memory. */
+  const query = (sql: string, params: unknown[]) =>
+    db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL work_mem = '${workMem}'`);
+      return tx.query<Record<string, unknown>>(sql, params);
+    });
+
   async function getScanData(teamId: string, request: ScanDataRequest): Promise<ScanDataResult> {
     const days = request.days || defaultDays;
     const maxResources = request.maxResources || defaultMaxResources;
@@ -133,51 +155,36 @@ export function scanDataQueries({ db }: { db: Queryable }) {
     const params = [connectionIds, windowStart.toISOString(), windowEnd.toISOString()];
 
     const [resources, totals, daily, tagUsage, currency] = await Promise.all([
-      db.query<Record<string, unknown>>(
-        `WITH scoped AS (${scoped} AND coalesce(resource_id, '') <> ''),
-         sums AS (
-           SELECT connection_id, resource_id, sum(billed_cost)::float8 AS billed, sum(effective_cost)::float8 AS effective,
-             sum(list_cost)::float8 AS list, sum(contracted_cost)::float8 AS contracted,
-             coalesce(sum(pricing_quantity), 0)::float8 AS pricing_quantity,
-             coalesce(sum(consumed_quantity), 0)::float8 AS consumed_quantity,
-             count(DISTINCT (charge_period_start AT TIME ZONE 'UTC')::date)::int AS days_seen,
-             min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen
-           FROM scoped GROUP BY connection_id, resource_id
-           ORDER BY effective DESC, connection_id, resource_id LIMIT $4
-         ),
-         main AS (
-           SELECT DISTINCT ON (connection_id, resource_id) connection_id, resource_id, resource_name, resource_type,
-             service_name, service_category, region_id, sub_account_id, provider_name, sku_id, charge_category,
-             pricing_unit, consumed_unit
-           FROM scoped WHERE (connection_id, resource_id) IN (SELECT connection_id, resource_id FROM sums)
-           ORDER BY connection_id, resource_id, effective_cost DESC
-         ),
-         latest AS (
-           SELECT DISTINCT ON (connection_id, resource_id) connection_id, resource_id, tags
-           FROM scoped WHERE (connection_id, resource_id) IN (SELECT connection_id, resource_id FROM sums)
-           ORDER BY connection_id, resource_id, charge_period_start DESC
-         ),
-         periods AS (
-           SELECT connection_id, resource_id, charge_period_start, max(charge_period_end) AS charge_period_end
-           FROM scoped WHERE (connection_id, resource_id) IN (SELECT connection_id, resource_id FROM sums)
+      query(
+        // Two passes, no self-join: per resource and charge period first (hours are counted once however
+        // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
+        // and the tags of its latest.
+        `WITH per_period AS (
+           SELECT connection_id, resource_id, charge_period_start, max(charge_period_end) AS charge_period_end,
+             sum(billed_cost) AS billed, sum(effective_cost) AS effective, sum(list_cost) AS list,
+             sum(contracted_cost) AS contracted, sum(pricing_quantity) AS pricing_quantity,
+             sum(consumed_quantity) AS consumed_quantity,
+             (array_agg(jsonb_build_array(resource_name, resource_type, service_name, service_category, region_id,
+               sub_account_id, provider_name, sku_id, charge_category, pricing_unit, consumed_unit)
+               ORDER BY effective_cost DESC))[1] AS main,
+             min(tags::text) AS tags
+           FROM (${scoped} AND coalesce(resource_id, '') <> '') scoped
            GROUP BY connection_id, resource_id, charge_period_start
-         ),
-         hours AS (
-           SELECT connection_id, resource_id,
-             round(sum(extract(epoch FROM (charge_period_end - charge_period_start))) / 3600)::int AS hours_seen
-           FROM periods GROUP BY connection_id, resource_id
          )
-         SELECT s.*, m.resource_name, m.resource_type, m.service_name, m.service_category, m.region_id,
-           m.sub_account_id, m.provider_name, m.sku_id, m.charge_category, m.pricing_unit, m.consumed_unit,
-           l.tags, h.hours_seen
-         FROM sums s
-         JOIN main m USING (connection_id, resource_id)
-         JOIN latest l USING (connection_id, resource_id)
-         JOIN hours h USING (connection_id, resource_id)
-         ORDER BY s.effective DESC, s.connection_id, s.resource_id`,
+         SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
+           sum(list)::float8 AS list, sum(contracted)::float8 AS contracted,
+           coalesce(sum(pricing_quantity), 0)::float8 AS pricing_quantity,
+           coalesce(sum(consumed_quantity), 0)::float8 AS consumed_quantity,
+           count(DISTINCT (charge_period_start AT TIME ZONE 'UTC')::date)::int AS days_seen,
+           round(sum(extract(epoch FROM (charge_period_end - charge_period_start))) / 3600)::int AS hours_seen,
+           min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen,
+           (array_agg(main ORDER BY effective DESC))[1] AS main,
+           (array_agg(tags ORDER BY charge_period_start DESC))[1] AS tags
+         FROM per_period GROUP BY connection_id, resource_id
+         ORDER BY effective DESC, connection_id, resource_id LIMIT $4`,
         [...params, maxResources + 1],
       ),
-      db.query<Record<string, unknown>>(
+      query(
         `SELECT connection_id, sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE tags IS NULL OR tags = '{}'::jsonb), 0)::float8 AS untagged,
            coalesce(sum(effective_cost) FILTER (WHERE coalesce(resource_id, '') = ''), 0)::float8 AS unattributed,
@@ -185,22 +192,22 @@ export function scanDataQueries({ db }: { db: Queryable }) {
          FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
         params,
       ),
-      db.query<Record<string, unknown>>(
+      query(
         `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
            coalesce(service_name, '') AS service_name, coalesce(service_category, '') AS service_category,
            sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer
-         FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+         FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 2 DESC, 1, 3, 4`,
         params,
       ),
-      db.query<Record<string, unknown>>(
+      query(
         `SELECT t.key, t.value, count(DISTINCT scoped.resource_id)::int AS resources,
            sum(scoped.effective_cost)::float8 AS effective
          FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped, jsonb_each_text(scoped.tags) AS t (key, value)
          GROUP BY t.key, t.value ORDER BY effective DESC, t.key, t.value LIMIT ${maxTagPairs}`,
         params,
       ),
-      db.query<{ currency: string }>(
+      query(
         `SELECT billing_currency AS currency FROM (${scoped}) scoped
          GROUP BY billing_currency ORDER BY sum(abs(effective_cost)) DESC, billing_currency LIMIT 1`,
         params,
@@ -210,29 +217,38 @@ export function scanDataQueries({ db }: { db: Queryable }) {
     const text = (value: unknown) => (value === null || value === undefined ? '' : String(value));
     const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
     const nullableNum = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-    const truncated = resources.rows.length > maxResources;
-    return {
-      windowStart,
-      windowEnd,
-      currency: currency.rows[0]?.currency ?? '',
-      truncated,
-      resources: resources.rows.slice(0, maxResources).map((row) => ({
+    const mainOf = (row: Record<string, unknown>) => (Array.isArray(row.main) ? (row.main as unknown[]) : []);
+    const allResources: ScanResourceRow[] = resources.rows.slice(0, maxResources).map((row) => {
+      const [
+        name,
+        type,
+        service,
+        category,
+        region,
+        subAccount,
+        provider,
+        sku,
+        charge,
+        pricingUnit,
+        consumedUnit,
+      ] = mainOf(row);
+      return {
         connectionId: text(row.connection_id),
         resourceId: text(row.resource_id),
-        resourceName: text(row.resource_name),
-        resourceType: text(row.resource_type),
-        serviceName: text(row.service_name),
-        serviceCategory: text(row.service_category),
-        regionId: text(row.region_id),
-        subAccountId: text(row.sub_account_id),
-        providerName: text(row.provider_name),
-        skuId: text(row.sku_id),
-        chargeCategory: text(row.charge_category),
-        pricingUnit: text(row.pricing_unit),
-        consumedUnit: text(row.consumed_unit),
+        resourceName: text(name),
+        resourceType: text(type),
+        serviceName: text(service),
+        serviceCategory: text(category),
+        regionId: text(region),
+        subAccountId: text(subAccount),
+        providerName: text(provider),
+        skuId: text(sku),
+        chargeCategory: text(charge),
+        pricingUnit: text(pricingUnit),
+        consumedUnit: text(consumedUnit),
         pricingQuantity: num(row.pricing_quantity),
         consumedQuantity: num(row.consumed_quantity),
-        tags: stringTags(row.tags),
+        tags: stringTags(typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags),
         billedCost: num(row.billed),
         effectiveCost: num(row.effective),
         listCost: nullableNum(row.list),
@@ -241,7 +257,38 @@ export function scanDataQueries({ db }: { db: Queryable }) {
         hoursSeen: num(row.hours_seen),
         firstSeen: new Date(row.first_seen as string),
         lastSeen: new Date(row.last_seen as string),
+      };
+    });
+    const keptResources = withinBytes(allResources, resourceBytes);
+    const dailyRows = daily.rows.map((row) => ({
+      connectionId: text(row.connection_id),
+      day: text(row.day),
+      serviceName: text(row.service_name),
+      serviceCategory: text(row.service_category),
+      effectiveCost: num(row.effective),
+      dataTransferCost: num(row.data_transfer),
+    }));
+    // Latest first, so that when the series is too long its oldest days go (anomaly rules read the latest).
+    const keptDaily = withinBytes(dailyRows, dailyBytes).reverse();
+    const keptTags = withinBytes(
+      tagUsage.rows.map((row) => ({
+        key: text(row.key),
+        value: text(row.value),
+        resources: num(row.resources),
+        effectiveCost: num(row.effective),
       })),
+      tagBytes,
+    );
+    const truncated =
+      resources.rows.length > maxResources ||
+      keptResources.length < allResources.length ||
+      keptDaily.length < dailyRows.length;
+    return {
+      windowStart,
+      windowEnd,
+      currency: text(currency.rows[0]?.currency),
+      truncated,
+      resources: keptResources,
       totals: totals.rows.map((row) => ({
         connectionId: text(row.connection_id),
         effectiveCost: num(row.effective),
@@ -250,20 +297,8 @@ export function scanDataQueries({ db }: { db: Queryable }) {
         resources: num(row.resources),
         records: BigInt(text(row.records) || '0'),
       })),
-      daily: daily.rows.map((row) => ({
-        connectionId: text(row.connection_id),
-        day: text(row.day),
-        serviceName: text(row.service_name),
-        serviceCategory: text(row.service_category),
-        effectiveCost: num(row.effective),
-        dataTransferCost: num(row.data_transfer),
-      })),
-      tagUsage: tagUsage.rows.map((row) => ({
-        key: text(row.key),
-        value: text(row.value),
-        resources: num(row.resources),
-        effectiveCost: num(row.effective),
-      })),
+      daily: keptDaily,
+      tagUsage: keptTags,
     };
   }
 

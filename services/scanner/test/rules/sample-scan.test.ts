@@ -64,6 +64,7 @@ interface Row {
   day: string;
   month: string;
   effective: number;
+  service: string;
   tags: Record<string, string>;
 }
 
@@ -78,6 +79,7 @@ const rows: Row[] = (parse(sample, { columns: true, bom: true }) as Record<strin
     day: record.ChargePeriodStart!.slice(0, 10),
     month: record.ChargePeriodStart!.slice(0, 7),
     effective: Number(record.EffectiveCost),
+    service: missing(record.ServiceName) ? '' : record.ServiceName!,
     tags: missing(record.Tags) ? {} : (JSON.parse(record.Tags!) as Record<string, string>),
   }),
 );
@@ -173,6 +175,7 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
       const hours = [...periods].reduce((total, [start, end]) => total + (end - start) / 3_600_000, 0);
       expect(resource.hoursSeen, resource.resourceId).toBe(Math.round(hours));
       expect(resource.daysSeen).toBe(new Set(list.map((row) => row.day)).size);
+      expect(list.map((row) => row.service)).toContain(resource.serviceName);
     }
     const [totals] = data.totals;
     expect(totals!.effectiveCost).toBeCloseTo(sum(rows), 9);
