@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { expect } from 'vitest';
+
+/** The repository's FOCUS sample, read by the scanner's tests and the REST scan test. */
+export const sample = readFileSync(path.resolve(__dirname, '../../../../data/focus/focus_sample_1000.csv'));
+
+// The file as the tests read it themselves, independently of costs and the rules.
+
+export interface Row {
+  resourceId: string;
+  start: number;
+  end: number;
+  day: string;
+  month: string;
+  effective: number;
+  service: string;
+  tags: Record<string, string>;
+}
+
+const missing = (value: string | undefined) => value === undefined || value === '' || value === 'NULL';
+const utc = (text: string) => Date.parse(`${text.replace(' ', 'T')}Z`);
+
+export const rows: Row[] = (parse(sample, { columns: true, bom: true }) as Record<string, string>[]).map(
+  (record) => ({
+    resourceId: missing(record.ResourceId) ? '' : record.ResourceId!,
+    start: utc(record.ChargePeriodStart!),
+    end: utc(record.ChargePeriodEnd!),
+    day: record.ChargePeriodStart!.slice(0, 10),
+    month: record.ChargePeriodStart!.slice(0, 7),
+    effective: Number(record.EffectiveCost),
+    service: missing(record.ServiceName) ? '' : record.ServiceName!,
+    tags: missing(record.Tags) ? {} : (JSON.parse(record.Tags!) as Record<string, string>),
+  }),
+);
+
+export const sum = (list: Row[]) => list.reduce((total, row) => total + row.effective, 0);
+
+export function byResource(): Map<string, Row[]> {
+  const groups = new Map<string, Row[]>();
+  for (const row of rows.filter((r) => r.resourceId))
+    groups.set(row.resourceId, [...(groups.get(row.resourceId) ?? []), row]);
+  return groups;
+}
+
+/**
+ * What the twelve rules should report over this file (`ruleId resourceId`, sorted), worked out from the
+ * rows alone for a scan of one connection holding it.
+ */
+export function expectedFindings(connectionId: string, requiredTags: string[]): string[] {
+  const found: string[] = [];
+  const resources = byResource();
+  const windowEnd = Math.max(...rows.map((row) => row.end));
+  const windowHours = 62 * 24;
+  const total = sum(rows);
+
+  // A resource is judged on the tags of its latest row.
+  for (const [id, list] of resources) {
+    const latest = list.reduce((a, b) => (b.start > a.start ? b : a));
+    if (requiredTags.some((key) => !(latest.tags[key] ?? '').trim()))
+      found.push(`tags-missing-required ${id}`);
+  }
+
+  // Keys that differ only in case, spaces or separators, or env for environment, are one key.
+  const foldKey = (key: string) => {
+    const folded = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+    return folded === 'env' ? 'environment' : folded;
+  };
+  const keySpellings = new Map<string, Set<string>>();
+  for (const row of rows)
+    for (const key of Object.keys(row.tags))
+      keySpellings.set(foldKey(key), (keySpellings.get(foldKey(key)) ?? new Set()).add(key));
+  for (const [key, spellings] of keySpellings)
+    if (spellings.size > 1) found.push(`tags-inconsistent-keys tag-key:${key}`);
+
+  const foldValue = (value: string) => {
+    const folded = value.toLowerCase().replace(/[^a-z0-9]/g, '');
+    return ({ prod: 'production', dev: 'development' } as Record<string, string>)[folded] ?? folded;
+  };
+  const valueSpellings = new Map<string, Set<string>>();
+  for (const row of rows)
+    for (const [key, value] of Object.entries(row.tags)) {
+      if (!foldValue(value)) continue;
+      const id = `${key}=${foldValue(value)}`;
+      valueSpellings.set(id, (valueSpellings.get(id) ?? new Set()).add(value));
+    }
+  for (const [id, spellings] of valueSpellings)
+    if (spellings.size > 1) found.push(`tags-inconsistent-values tag-value:${id}`);
+
+  const untagged = sum(rows.filter((row) => Object.keys(row.tags).length === 0));
+  if (total > 0 && untagged / total >= 0.1) found.push(`spend-unallocated-share ${connectionId}`);
+  const unattributed = sum(rows.filter((row) => !row.resourceId));
+  if (total > 0 && unattributed / total >= 0.2) found.push(`spend-unattributed-share ${connectionId}`);
+
+  // New resources (first billed in the last 7 days) at 100 a month or more and 5% of the bill.
+  const monthlyBill = (total / 62) * 30.44;
+  for (const [id, list] of resources) {
+    const first = Math.min(...list.map((row) => row.start));
+    if (windowEnd - first > 7 * 86_400_000) continue;
+    const runRate = (sum(list) / Math.max(1, (windowEnd - first) / 86_400_000)) * 30.44;
+    if (runRate >= Math.max(100, 0.05 * monthlyBill)) found.push(`spend-new-costly-resource ${id}`);
+  }
+
+  // The rules needing a full month of hours, a second month or a spike of 10 or more cannot fire here;
+  // these hold for this file, and each is checked rather than assumed.
+  const hoursOf = (list: Row[]) => new Set(list.map((row) => row.start)).size;
+  expect(Math.max(...[...resources.values()].map(hoursOf))).toBeLessThan(0.8 * windowHours);
+  expect(new Set(rows.map((row) => row.month)).size).toBe(1);
+  const daily = new Map<string, number>();
+  for (const row of rows) daily.set(row.day, (daily.get(row.day) ?? 0) + row.effective);
+  expect(Math.max(...[...daily.values()].map(Math.abs))).toBeLessThan(10);
+
+  return found.sort();
+}
