@@ -5,8 +5,10 @@
  * 3. the Redis limiter's own acquire latency, called from this process;
  * 4. SCIM `userName eq`, `co` and list pages on a team of 100,000 users, through the gateway;
  * 5. costs: the upload rate of a 1,000,000-row FOCUS file with the memory of the gateway and costs, budget
- *    evaluation over 10,000,000 cost records, and the time from an upload to its violation (NATS).
- * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim, costs) runs only those.
+ *    evaluation over 10,000,000 cost records, and the time from an upload to its violation (NATS);
+ * 6. scanner: one scan over a 1,000,000-row FOCUS upload, 100 small scans with one and two worker processes,
+ *    and the cost-posture read p99 at 20 connections (NATS).
+ * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim, costs, scanner) runs only those.
  * Progress goes to stderr; a table per section and one `BENCH_RESULT {...}` line to stdout.
  */
 import os from 'node:os';
@@ -26,15 +28,18 @@ import {
   printProjects,
   printRateLimit,
   printResult,
+  printScanner,
   printScim,
   summarize,
   type BenchResult,
   type CostsResult,
   type LimiterResult,
   type RateLimitResult,
+  type ScannerResult,
   type ScimResult,
 } from './report';
 import { scimSection } from './scim';
+import { natsReachable, scannerSection } from './scanner';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -45,6 +50,8 @@ const scimUsers = positiveInt('BENCH_SCIM_USERS', 100_000);
 const ingestRows = positiveInt('BENCH_INGEST_ROWS', 1_000_000);
 const evalRows = positiveInt('BENCH_EVAL_ROWS', 10_000_000);
 const violationRuns = positiveInt('BENCH_VIOLATION_RUNS', 50);
+const scanRows = positiveInt('BENCH_SCAN_ROWS', 1_000_000);
+const smallScans = positiveInt('BENCH_SMALL_SCANS', 100);
 const settings = { durationSeconds, warmUpSeconds };
 const seededProjects = 1_000;
 /** The bootstrap key of team `default`: the prefix and 40 base62 characters. */
@@ -57,8 +64,8 @@ const redisOnlyTimeoutMs = 1_000;
 /** Acquisitions of the limiter latency runs, and how many are in flight in the concurrent one. */
 const limiterAcquisitions = 5_000;
 const limiterInFlight = 50;
-/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all five by default. */
-const sectionNames = ['projects', 'ratelimit', 'limiter', 'scim', 'costs'] as const;
+/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all six by default. */
+const sectionNames = ['projects', 'ratelimit', 'limiter', 'scim', 'costs', 'scanner'] as const;
 type Section = (typeof sectionNames)[number];
 const sections = new Set(
   (process.env.BENCH_SECTIONS ?? sectionNames.join(','))
@@ -194,13 +201,29 @@ async function main(): Promise<void> {
       progress(`checking Redis at BENCH_REDIS_URL`);
       await checkRedis(redisUrl);
     }
+    // The scanner section needs NATS (its workers take scans from JetStream): NATS_URL, else BENCH_NATS_URL.
+    let scannerSkipped: string | undefined;
+    if (runs('scanner')) {
+      const natsUrl = process.env.NATS_URL ?? process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+      if (await natsReachable(natsUrl)) process.env.NATS_URL = natsUrl;
+      else {
+        scannerSkipped = `NATS is not reachable at ${natsUrl} (set NATS_URL or BENCH_NATS_URL): worker processes share scans through JetStream`;
+        progress(`scanner section skipped: ${scannerSkipped}`);
+      }
+    }
     progress(`creating database ${database}`);
     await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
     progress(
       `starting identity, costs, budgets, violations and gateway${process.env.NATS_URL ? ' (NATS)' : ' (in-process bus)'}`,
     );
     const { gateway, backends } = await startFullPath(
-      { databaseUrl, namespace: uniqueName('bench'), apiKey },
+      {
+        databaseUrl,
+        namespace: uniqueName('bench'),
+        apiKey,
+        // With the scanner section, the scanner process serves the API only: the section starts its workers.
+        extra: runs('scanner') && !scannerSkipped ? { SCANNER_MODE: 'api' } : {},
+      },
       procs,
     );
     progress(`seeding 1 project over REST and ${seededProjects} in SQL`);
@@ -346,7 +369,24 @@ async function main(): Promise<void> {
       })();
       printCosts(costs);
     }
-    printResult({ ...projects, rateLimit, limiter, scim, costs });
+    let scanner: ScannerResult | { skipped: string } | undefined;
+    if (runs('scanner')) {
+      scanner = scannerSkipped
+        ? { skipped: scannerSkipped }
+        : await scannerSection({
+            gateway,
+            backends,
+            databaseUrl,
+            teamId,
+            apiKey,
+            scanRows,
+            smallScans,
+            load: settings,
+            procs,
+          })();
+      printScanner(scanner);
+    }
+    printResult({ ...projects, rateLimit, limiter, scim, costs, scanner });
     failed = false;
   } finally {
     // What the processes logged (warnings and errors) usually says why a run failed.

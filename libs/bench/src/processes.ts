@@ -17,7 +17,7 @@ const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /** identity, budgets, violations and the gateway, each its own process, as in services/all/test/e2e.test.ts. */
 export async function startFullPath(
-  env: { databaseUrl: string; namespace: string; apiKey: string },
+  env: { databaseUrl: string; namespace: string; apiKey: string; extra?: NodeJS.ProcessEnv },
   procs: Proc[],
 ): Promise<{ gateway: Gateway; backends: Backends }> {
   const backends = await startBackends(
@@ -26,6 +26,7 @@ export async function startFullPath(
       NATS_URL: process.env.NATS_URL,
       EVENT_NAMESPACE: env.namespace,
       GUARD_BOOTSTRAP_API_KEY: env.apiKey,
+      ...env.extra,
     },
     procs,
     nodeArgs,
