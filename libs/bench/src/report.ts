@@ -495,6 +495,8 @@ export interface ThroughputRun {
   workerSpanSeconds: number;
   /** Scans each worker process ran, most first. */
   scansPerWorker: number[];
+  /** CPU seconds each process (the workers as one, Postgres's backends as one) used during the run. */
+  cpuSeconds: Record<string, number>;
 }
 
 export interface ScannerResult {
@@ -510,6 +512,8 @@ export interface ScannerResult {
   };
   throughput: { one: ThroughputRun; two: ThroughputRun; ratio: number; verdict: Verdict };
   posture: Figures & { connections: number; verdict: Verdict };
+  /** The same read for one small project (`project_id`), to tell how the time goes with the team's data. */
+  projectPosture: Figures & { connections: number };
 }
 
 export function printScanner(result: ScannerResult | { skipped: string }): void {
@@ -517,7 +521,7 @@ export function printScanner(result: ScannerResult | { skipped: string }): void 
     console.log(`\nScanner: skipped (${result.skipped})`);
     return;
   }
-  const { largeScan, throughput, posture, cores } = result;
+  const { largeScan, throughput, posture, projectPosture, cores } = result;
   const rows = [
     [
       `one scan of ${largeScan.rows} FOCUS rows (POST to completed)`,
@@ -549,10 +553,20 @@ export function printScanner(result: ScannerResult | { skipped: string }): void 
       `${posture.p99Ms} ms (p50 ${posture.p50Ms} ms, ${posture.requestsPerSecond.toFixed(0)} req/s)`,
       posture.verdict,
     ],
+    [
+      `(the same for one small project, project_id)`,
+      '',
+      `${projectPosture.p99Ms} ms (p50 ${projectPosture.p50Ms} ms, ${projectPosture.requestsPerSecond.toFixed(0)} req/s)`,
+      '',
+    ],
   ];
   console.log('\nScanner');
   console.log('| measure | target | measured | verdict |\n|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+  for (const run of [throughput.one, throughput.two])
+    console.log(
+      `CPU seconds during the run with ${run.workers} worker(s): ${JSON.stringify(run.cpuSeconds)}`,
+    );
   if (cores < 4 && throughput.verdict === 'BELOW')
     console.log(
       `(${cores} cores, shared by Postgres, NATS and every service: the 1.6x target is not expected here)`,

@@ -15,7 +15,7 @@ import { identity } from '@costgov/contracts';
 import { focusCsv } from '@costgov/costs/src/cost-data/generate';
 import { createRpcClient } from '@costgov/rpc';
 import { freePort, startProcess } from '@costgov/testing';
-import { measure, progress, type LoadSettings } from './load';
+import { measure, processProbe, progress, type LoadSettings } from './load';
 import type { Backends, Gateway, Proc } from './processes';
 import { scannerTargets, type ScannerResult, type ThroughputRun } from './report';
 
@@ -159,6 +159,38 @@ export function scannerSection(settings: ScannerSettings) {
     return data.id;
   };
 
+  /**
+   * CPU seconds per process from now until the returned function is called: the worker processes as one,
+   * the other services by name, and the Postgres backends of the bench database (also those started since).
+   */
+  async function watchCpu(db: pg.Client): Promise<() => Promise<Record<string, number>>> {
+    const seconds = (pid: number) => processProbe('', [pid]).snapshot()[0]!;
+    const postgresPids = async () =>
+      (
+        await db.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        )
+      ).rows.map((row) => row.pid);
+    const groupOf = (proc: Proc) => (proc.name.startsWith('scanner-worker') ? 'workers' : proc.name);
+    const watched = settings.procs.filter((proc) => proc.child.exitCode === null && proc.child.pid);
+    const before = new Map<number, number>(
+      watched.map((proc) => [proc.child.pid!, seconds(proc.child.pid!)]),
+    );
+    for (const pid of await postgresPids()) before.set(pid, seconds(pid));
+    return async () => {
+      const spent: Record<string, number> = {};
+      const add = (group: string, pid: number) => {
+        const end = seconds(pid);
+        const start = before.get(pid) ?? 0;
+        if (Number.isFinite(end) && Number.isFinite(start)) spent[group] = (spent[group] ?? 0) + end - start;
+      };
+      for (const proc of watched) add(groupOf(proc), proc.child.pid!);
+      for (const pid of new Set([...(await postgresPids()), ...before.keys()]))
+        if (!watched.some((proc) => proc.child.pid === pid)) add('postgres', pid);
+      return Object.fromEntries(Object.entries(spent).map(([name, s]) => [name, Math.round(s * 10) / 10]));
+    };
+  }
+
   /** 1. One scan of the large project: from the POST to `completed`, polled every 100 ms. */
   async function largeScan(projectId: string): Promise<ScannerResult['largeScan']> {
     progress(`scanning the project of ${settings.scanRows} rows`);
@@ -203,6 +235,7 @@ export function scannerSection(settings: ScannerSettings) {
     count = settings.smallScans,
   ): Promise<ThroughputRun> {
     progress(`${count} small scans with ${workers.length} worker process(es)`);
+    const cpu = await watchCpu(db);
     const started = performance.now();
     const ids: string[] = [];
     const inFlight = 10;
@@ -235,8 +268,9 @@ export function scannerSection(settings: ScannerSettings) {
           [ids],
         );
         const perWorker = Object.values(span[0]!.per_worker).sort((a, b) => b - a);
+        const cpuSeconds = await cpu();
         progress(
-          `${count} scans in ${seconds.toFixed(1)} s with ${workers.length} worker(s); per process ${perWorker.join(', ')}`,
+          `${count} scans in ${seconds.toFixed(1)} s with ${workers.length} worker(s); per process ${perWorker.join(', ')}; CPU s ${JSON.stringify(cpuSeconds)}`,
         );
         return {
           workers: workers.length,
@@ -245,6 +279,7 @@ export function scannerSection(settings: ScannerSettings) {
           scansPerSecond: count / seconds,
           workerSpanSeconds: span[0]!.seconds,
           scansPerWorker: perWorker,
+          cpuSeconds,
         };
       }
       if (performance.now() - started > 600_000) throw new Error(`small scans not ended within 600 s`);
@@ -279,6 +314,19 @@ export function scannerSection(settings: ScannerSettings) {
         { name: 'cost posture', url: `${gateway.url}/v1/guard/cost-posture`, headers: auth, connections: 20 },
         settings.load,
       );
+      // The same read for the small project alone: whether the time goes with the data the team holds.
+      progress(
+        `cost posture of the small project: GET /v1/guard/cost-posture?project_id=... at 20 connections`,
+      );
+      const projectPosture = await measure(
+        {
+          name: 'cost posture (project)',
+          url: `${gateway.url}/v1/guard/cost-posture?project_id=${smallProject}`,
+          headers: auth,
+          connections: 20,
+        },
+        settings.load,
+      );
       return {
         cores,
         largeScan: large,
@@ -295,6 +343,13 @@ export function scannerSection(settings: ScannerSettings) {
           p99Ms: posture.p99Ms,
           requests: posture.requests,
           verdict: posture.p99Ms < scannerTargets.postureP99Ms ? 'PASS' : 'BELOW',
+        },
+        projectPosture: {
+          connections: 20,
+          requestsPerSecond: projectPosture.requestsPerSecond,
+          p50Ms: projectPosture.p50Ms,
+          p99Ms: projectPosture.p99Ms,
+          requests: projectPosture.requests,
         },
       };
     } finally {
