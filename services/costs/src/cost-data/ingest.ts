@@ -50,7 +50,10 @@ const stagingDefinition = `(
   billing_currency text NOT NULL, service_name text, service_category text, resource_id text,
   resource_name text, resource_type text, region_id text, sub_account_id text, sub_account_name text,
   billing_account_id text, charge_category text, sku_id text, pricing_quantity numeric, pricing_unit text,
-  consumed_quantity numeric, consumed_unit text, provider_name text, tags jsonb)`;
+  consumed_quantity numeric, consumed_unit text, provider_name text, tags jsonb, charge_description text,
+  charge_class text, pricing_category text, commitment_discount_id text, commitment_discount_category text,
+  commitment_discount_status text, commitment_discount_type text, capacity_reservation_id text,
+  capacity_reservation_status text)`;
 
 /** Staging tables of uploads a crash left behind are dropped after this long. */
 const abandonedAfterMs = 24 * 60 * 60 * 1000;

@@ -50,6 +50,15 @@ export const storedColumns = [
   ['consumed_unit', 'ConsumedUnit'],
   ['provider_name', 'ProviderName'],
   ['tags', 'Tags'],
+  ['charge_description', 'ChargeDescription'],
+  ['charge_class', 'ChargeClass'],
+  ['pricing_category', 'PricingCategory'],
+  ['commitment_discount_id', 'CommitmentDiscountId'],
+  ['commitment_discount_category', 'CommitmentDiscountCategory'],
+  ['commitment_discount_status', 'CommitmentDiscountStatus'],
+  ['commitment_discount_type', 'CommitmentDiscountType'],
+  ['capacity_reservation_id', 'CapacityReservationId'],
+  ['capacity_reservation_status', 'CapacityReservationStatus'],
 ] as const;
 
 /** What the reader learned from a file it read to the end without a problem. */

@@ -42,6 +42,19 @@ export interface ScanResourceRow {
   effectiveCost: number;
   listCost: number | null;
   contractedCost: number | null;
+  /** From the costliest row: FOCUS ChargeDescription, PricingCategory, CommitmentDiscount*, CapacityReservation*. */
+  chargeDescription: string;
+  chargeClass: string;
+  pricingCategory: string;
+  commitmentDiscountId: string;
+  commitmentDiscountCategory: string;
+  commitmentDiscountStatus: string;
+  commitmentDiscountType: string;
+  capacityReservationId: string;
+  capacityReservationStatus: string;
+  /** Of the cost: rows whose commitment discount, or capacity reservation, went unused. */
+  unusedCommitmentCost: number;
+  unusedCapacityReservationCost: number;
   daysSeen: number;
   hoursSeen: number;
   firstSeen: Date;
@@ -101,7 +114,8 @@ const stringTags = (tags: unknown): Record<string, string> => {
 
 /**
  * The scanner's view of a team's raw FOCUS rows: per resource sums over the window (the descriptive
- * columns from the resource's costliest row, its tags from its latest), daily cost per connection and
+ * columns from the resource's costliest row (ties: billed cost, then the first charge description, then the
+ * latest period), its tags from its latest), daily cost per connection and
  * service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
  * rows leave the database as a few thousand resources.
  */
@@ -165,20 +179,26 @@ export function scanDataQueries({ db }: { db: Db }) {
              sum(contracted_cost) AS contracted, sum(pricing_quantity) AS pricing_quantity,
              sum(consumed_quantity) AS consumed_quantity,
              (array_agg(jsonb_build_array(resource_name, resource_type, service_name, service_category, region_id,
-               sub_account_id, provider_name, sku_id, charge_category, pricing_unit, consumed_unit)
-               ORDER BY effective_cost DESC))[1] AS main,
+               sub_account_id, provider_name, sku_id, charge_category, pricing_unit, consumed_unit,
+               charge_description, charge_class, pricing_category, commitment_discount_id,
+               commitment_discount_category, commitment_discount_status, commitment_discount_type,
+               capacity_reservation_id, capacity_reservation_status)
+               ORDER BY effective_cost DESC, billed_cost DESC, charge_description COLLATE "C" NULLS LAST))[1] AS main,
+             coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0) AS unused_commitment,
+             coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0) AS unused_reservation,
              min(tags::text) AS tags
            FROM (${scoped} AND coalesce(resource_id, '') <> '') scoped
            GROUP BY connection_id, resource_id, charge_period_start
          )
          SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
            sum(list)::float8 AS list, sum(contracted)::float8 AS contracted,
+           sum(unused_commitment)::float8 AS unused_commitment, sum(unused_reservation)::float8 AS unused_reservation,
            coalesce(sum(pricing_quantity), 0)::float8 AS pricing_quantity,
            coalesce(sum(consumed_quantity), 0)::float8 AS consumed_quantity,
            count(DISTINCT (charge_period_start AT TIME ZONE 'UTC')::date)::int AS days_seen,
            round(sum(extract(epoch FROM (charge_period_end - charge_period_start))) / 3600)::int AS hours_seen,
            min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen,
-           (array_agg(main ORDER BY effective DESC))[1] AS main,
+           (array_agg(main ORDER BY effective DESC, billed DESC, charge_period_start DESC))[1] AS main,
            (array_agg(tags ORDER BY charge_period_start DESC))[1] AS tags
          FROM per_period GROUP BY connection_id, resource_id
          ORDER BY effective DESC, connection_id, resource_id LIMIT $4`,
@@ -231,6 +251,15 @@ export function scanDataQueries({ db }: { db: Db }) {
         charge,
         pricingUnit,
         consumedUnit,
+        chargeDescription,
+        chargeClass,
+        pricingCategory,
+        commitmentDiscountId,
+        commitmentDiscountCategory,
+        commitmentDiscountStatus,
+        commitmentDiscountType,
+        capacityReservationId,
+        capacityReservationStatus,
       ] = mainOf(row);
       return {
         connectionId: text(row.connection_id),
@@ -253,6 +282,17 @@ export function scanDataQueries({ db }: { db: Db }) {
         effectiveCost: num(row.effective),
         listCost: nullableNum(row.list),
         contractedCost: nullableNum(row.contracted),
+        chargeDescription: text(chargeDescription),
+        chargeClass: text(chargeClass),
+        pricingCategory: text(pricingCategory),
+        commitmentDiscountId: text(commitmentDiscountId),
+        commitmentDiscountCategory: text(commitmentDiscountCategory),
+        commitmentDiscountStatus: text(commitmentDiscountStatus),
+        commitmentDiscountType: text(commitmentDiscountType),
+        capacityReservationId: text(capacityReservationId),
+        capacityReservationStatus: text(capacityReservationStatus),
+        unusedCommitmentCost: num(row.unused_commitment),
+        unusedCapacityReservationCost: num(row.unused_reservation),
         daysSeen: num(row.days_seen),
         hoursSeen: num(row.hours_seen),
         firstSeen: new Date(row.first_seen as string),

@@ -5,8 +5,8 @@
  *
  * Costs keeps these FOCUS columns (cost_records): costs (billed/effective/list/contracted), service
  * name/category, resource id/name/type, region, sub account, charge category, SKU id, pricing and
- * consumed quantity/unit, provider, tags. It does not keep ChargeDescription, ChargeClass,
- * PricingCategory or the CommitmentDiscount* columns, so no rule reads those.
+ * consumed quantity/unit, provider, tags, and (migration 0003) ChargeDescription, ChargeClass,
+ * PricingCategory, the CommitmentDiscount* columns and CapacityReservationId/Status (FOCUS 1.1+).
  */
 
 export type Severity = 'low' | 'medium' | 'high' | 'critical';
@@ -41,6 +41,25 @@ export interface ScanResource {
   /** Null when no row of the resource carried a list cost. */
   listCost: number | null;
   contractedCost: number | null;
+  /** FOCUS columns of the resource's costliest row ('' when the file lacks them). */
+  chargeDescription: string;
+  chargeClass: string;
+  /** Standard | Committed | Dynamic | Other */
+  pricingCategory: string;
+  commitmentDiscountId: string;
+  /** Spend | Usage */
+  commitmentDiscountCategory: string;
+  /** Used | Unused */
+  commitmentDiscountStatus: string;
+  /** e.g. Savings Plan, Reserved Instance */
+  commitmentDiscountType: string;
+  capacityReservationId: string;
+  /** Used | Unused (FOCUS 1.1+) */
+  capacityReservationStatus: string;
+  /** Of effectiveCost: rows whose commitment discount went unused (CommitmentDiscountStatus Unused). */
+  unusedCommitmentCost: number;
+  /** Of effectiveCost: rows whose capacity reservation went unused (CapacityReservationStatus Unused). */
+  unusedCapacityReservationCost: number;
   /** UTC days with at least one row, and hours covered by its charge periods (distinct). */
   daysSeen: number;
   hoursSeen: number;
