@@ -1,16 +1,21 @@
 import { dailyCostAnomaly } from './daily-anomaly';
 import { egressOutpacingCompute } from './egress-outpacing-compute';
+import { extendedSupportCharges } from './extended-support';
+import { idlePublicIp } from './idle-public-ip';
 import { inconsistentTagKeys } from './inconsistent-tag-keys';
 import { inconsistentTagValues } from './inconsistent-tag-values';
 import { missingRequiredTags } from './missing-required-tags';
 import { newCostlyResource } from './new-costly-resource';
 import { nonProductionAlwaysOn } from './nonprod-always-on';
+import { previousGeneration } from './previous-generation';
 import { serviceCostAnomaly } from './service-anomaly';
 import { steadyOnDemand } from './steady-on-demand';
 import { storageGrowth } from './storage-growth';
 import type { Rule } from './types';
 import { unallocatedSpend } from './unallocated-spend';
 import { unattributedSpend } from './unattributed-spend';
+import { unusedCapacityReservation } from './unused-capacity-reservation';
+import { unusedCommitment } from './unused-commitment';
 
 /** Every rule a scan runs, in the order the catalogue lists them. */
 export const allRules: readonly Rule[] = [
@@ -21,6 +26,11 @@ export const allRules: readonly Rule[] = [
   unattributedSpend,
   nonProductionAlwaysOn,
   steadyOnDemand,
+  unusedCommitment,
+  unusedCapacityReservation,
+  idlePublicIp,
+  previousGeneration,
+  extendedSupportCharges,
   dailyCostAnomaly,
   serviceCostAnomaly,
   storageGrowth,

@@ -15,8 +15,11 @@ export interface Row {
   day: string;
   month: string;
   effective: number;
+  billed: number;
   service: string;
   tags: Record<string, string>;
+  description: string;
+  commitmentStatus: string;
 }
 
 const missing = (value: string | undefined) => value === undefined || value === '' || value === 'NULL';
@@ -30,6 +33,9 @@ export const rows: Row[] = (parse(sample, { columns: true, bom: true }) as Recor
     day: record.ChargePeriodStart!.slice(0, 10),
     month: record.ChargePeriodStart!.slice(0, 7),
     effective: Number(record.EffectiveCost),
+    billed: Number(record.BilledCost),
+    description: missing(record.ChargeDescription) ? '' : record.ChargeDescription!,
+    commitmentStatus: missing(record.CommitmentDiscountStatus) ? '' : record.CommitmentDiscountStatus!,
     service: missing(record.ServiceName) ? '' : record.ServiceName!,
     tags: missing(record.Tags) ? {} : (JSON.parse(record.Tags!) as Record<string, string>),
   }),
@@ -45,7 +51,37 @@ export function byResource(): Map<string, Row[]> {
 }
 
 /**
- * What the twelve rules should report over this file (`ruleId resourceId`, sorted), worked out from the
+ * The row a resource's descriptive columns come from: its costliest charge period (effective, then billed
+ * cost, then the latest), and in it the costliest row (effective, then billed cost, then the first description).
+ */
+export function costliestRow(list: Row[]): Row {
+  const periods = new Map<number, Row[]>();
+  for (const row of list) periods.set(row.start, [...(periods.get(row.start) ?? []), row]);
+  const sumOf = (rowsOf: Row[], key: 'effective' | 'billed') => rowsOf.reduce((t, r) => t + r[key], 0);
+  const [, period] = [...periods].sort(
+    ([startA, a], [startB, b]) =>
+      sumOf(b, 'effective') - sumOf(a, 'effective') ||
+      sumOf(b, 'billed') - sumOf(a, 'billed') ||
+      startB - startA,
+  )[0]!;
+  return [...period].sort(
+    (a, b) =>
+      b.effective - a.effective ||
+      b.billed - a.billed ||
+      (a.description === b.description
+        ? 0
+        : !a.description
+          ? 1
+          : !b.description
+            ? -1
+            : a.description < b.description
+              ? -1
+              : 1),
+  )[0]!;
+}
+
+/**
+ * What the rules should report over this file (`ruleId resourceId`, sorted), worked out from the
  * rows alone for a scan of one connection holding it.
  */
 export function expectedFindings(connectionId: string, requiredTags: string[]): string[] {
@@ -101,6 +137,58 @@ export function expectedFindings(connectionId: string, requiredTags: string[]): 
     const runRate = (sum(list) / Math.max(1, (windowEnd - first) / 86_400_000)) * 30.44;
     if (runRate >= Math.max(100, 0.05 * monthlyBill)) found.push(`spend-new-costly-resource ${id}`);
   }
+
+  // Charge descriptions of each resource's costliest row: idle addresses, extended support, old families.
+  const oldFamilies = [
+    't1',
+    't2',
+    'm1',
+    'm2',
+    'm3',
+    'm4',
+    'c1',
+    'c3',
+    'c4',
+    'r3',
+    'r4',
+    'i2',
+    'd2',
+    'g2',
+    'g3',
+    'p2',
+    'x1',
+  ];
+  const counts = { idle: 0, extended: 0, old: 0 };
+  for (const [id, list] of resources) {
+    const text = costliestRow(list).description;
+    if (text.includes('Idle public IPv4 address')) {
+      found.push(`network-idle-public-ip ${id}`);
+      counts.idle++;
+    }
+    if (text.includes('Extended Support')) {
+      found.push(`spend-extended-support ${id}`);
+      counts.extended++;
+    }
+    const words = text.split(/[\s()]+/);
+    if (
+      words.some(
+        (word) =>
+          word === 'gp2' ||
+          word === 'Magnetic' ||
+          (oldFamilies.includes(word.split('.')[0]!) && word.includes('.')),
+      )
+    ) {
+      found.push(`compute-previous-generation ${id}`);
+      counts.old++;
+    }
+  }
+  // The sample holds each of these (so the rules are exercised), and commitments that were all used.
+  expect(counts.idle).toBeGreaterThan(0);
+  expect(counts.extended).toBeGreaterThan(0);
+  expect(counts.old).toBeGreaterThan(0);
+  expect(rows.filter((row) => row.commitmentStatus === 'Used').length).toBeGreaterThan(0);
+  expect(rows.filter((row) => row.commitmentStatus === 'Unused')).toEqual([]);
+  // FOCUS 1.0 has no capacity reservation columns: that rule finds nothing here.
 
   // The rules needing a full month of hours, a second month or a spike of 10 or more cannot fire here;
   // these hold for this file, and each is checked rather than assumed.

@@ -7,7 +7,7 @@ import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
 import { freshDb, testBus } from '@costgov/testing';
 import { scanDataOf, scanProject } from '../../src/rules/scan';
-import { byResource, expectedFindings, rows, sample, sum } from './sample-expectations';
+import { byResource, costliestRow, expectedFindings, rows, sample, sum } from './sample-expectations';
 
 const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
@@ -68,6 +68,7 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
       expect(resource.hoursSeen, resource.resourceId).toBe(Math.round(hours));
       expect(resource.daysSeen).toBe(new Set(list.map((row) => row.day)).size);
       expect(list.map((row) => row.service)).toContain(resource.serviceName);
+      expect(resource.chargeDescription, resource.resourceId).toBe(costliestRow(list).description);
     }
     const [totals] = data.totals;
     expect(totals!.effectiveCost).toBeCloseTo(sum(rows), 9);

@@ -1,0 +1,33 @@
+import type { Rule } from './types';
+import { money, monthly } from './window';
+
+/** Reserved capacity (FOCUS 1.1 CapacityReservationStatus Unused) billed while nothing ran in it. */
+export const unusedCapacityReservation: Rule = {
+  id: 'commitments-unused-capacity-reservation',
+  severity: 'medium',
+  category: 'commitments',
+  title: 'Unused capacity reservation',
+  description: 'A capacity reservation was billed for capacity no instance used.',
+  recommendation: 'Cancel the reservation, shrink it to what runs, or launch the planned instances into it.',
+  evaluate(data, { currency }) {
+    return data.resources.flatMap((resource) => {
+      const unusedRow = resource.capacityReservationStatus === 'Unused';
+      if (resource.unusedCapacityReservationCost <= 0 && !unusedRow) return [];
+      const reservation = resource.capacityReservationId || resource.resourceId;
+      const savings = money(monthly(resource.unusedCapacityReservationCost, data));
+      return [
+        {
+          ruleId: this.id,
+          resourceId: resource.resourceId,
+          resourceType: resource.resourceType || 'capacity-reservation',
+          severity: this.severity,
+          title: this.title,
+          description: `Capacity reservation ${reservation} was billed ${money(resource.unusedCapacityReservationCost)} ${currency} for unused capacity in the window.`,
+          recommendation: `Cancel or shrink ${reservation}: ${savings} ${currency} a month.`,
+          estimatedMonthlySavings: savings,
+          currency,
+        },
+      ];
+    });
+  },
+};

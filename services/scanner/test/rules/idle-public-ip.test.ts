@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { idlePublicIp } from '../../src/rules/idle-public-ip';
+import { context, data, resource } from './fixtures';
+
+describe('network-idle-public-ip', () => {
+  it.each([
+    {
+      name: 'AWS idle IPv4 address',
+      chargeDescription: '$0.005 per Idle public IPv4 address per hour',
+      found: true,
+    },
+    { name: 'idle address, other wording', chargeDescription: 'Idle Elastic IP address hours', found: true },
+    {
+      name: 'an address in use',
+      chargeDescription: '$0.005 per In-use public IPv4 address per hour',
+      found: false,
+    },
+    {
+      name: 'an instance',
+      chargeDescription: '$0.0116 per On Demand Linux t3.micro Instance Hour',
+      found: false,
+    },
+    { name: 'no description', chargeDescription: '', found: false },
+  ])('$name', ({ chargeDescription, found }) => {
+    const results = idlePublicIp.evaluate(data({ resources: [resource({ chargeDescription })] }), context());
+    expect(results).toHaveLength(found ? 1 : 0);
+  });
+
+  it('saves the monthly cost of the address', () => {
+    const [result] = idlePublicIp.evaluate(
+      data({
+        resources: [
+          resource({
+            resourceId: 'eip-1',
+            chargeDescription: 'Idle public IPv4 address',
+            effectiveCost: 3.6,
+          }),
+        ],
+      }),
+      context(),
+    );
+    // 3.6 over 30 days is 3.6528 a month.
+    expect(result).toMatchObject({ resourceId: 'eip-1', severity: 'low', estimatedMonthlySavings: 3.65 });
+  });
+});
