@@ -9,7 +9,8 @@ export default defineConfig({
       'services/*/test/**/*.test.ts',
     ],
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A whole system (five services, a PGlite each) starts in a hook: slow on a loaded 2-core CI machine.
+    hookTimeout: 180_000,
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,

@@ -14,7 +14,7 @@ const fieldsOf = (reply: Reply) => (reply.body.error.details as Array<{ field: s
 
 beforeAll(async () => {
   ({ system, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
-}, 60_000);
+});
 
 afterAll(() => system?.stop());
 

@@ -17,7 +17,7 @@ const dayFromToday = (days: number) => new Date(Date.now() + days * 86_400_000).
 
 beforeAll(async () => {
   ({ system, teamId, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
-}, 60_000);
+});
 
 afterAll(() => system?.stop());
 

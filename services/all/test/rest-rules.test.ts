@@ -11,7 +11,7 @@ let readOnlyKey: string;
 
 beforeAll(async () => {
   ({ system, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
-}, 60_000);
+});
 
 afterAll(() => system?.stop());
 

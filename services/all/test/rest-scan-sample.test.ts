@@ -17,7 +17,7 @@ beforeAll(async () => {
   ({ system, teamId } = await startRestSystem(bootstrapKey));
   const identityPort = system.services.find((s) => s.name === 'identity')!.port;
   identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-}, 60_000);
+});
 
 afterAll(async () => {
   identityClient?.close();
