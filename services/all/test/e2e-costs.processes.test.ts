@@ -1,6 +1,8 @@
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
+import { identity } from '@costgov/contracts';
+import { createRpcClient } from '@costgov/rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
@@ -310,6 +312,63 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     await client.end();
     await deleteStreams(process.env.NATS_URL!, namespace);
   }, 60_000);
+
+  it(
+    'scans the breached project through REST: findings listed and suppressed, the posture follows',
+    async () => {
+      const ids = await setUp('scanned');
+      await upload(ids.connectionId, exports[2]!); // 1010.25 of 1000 USD: breached
+      await eventually(async () => {
+        const budget = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
+        return budget.body.data.status === 'breached' ? true : undefined;
+      }, slow);
+      // Scan credits are an operator's grant (gRPC to identity); everything else goes through REST.
+      const identityClient = createRpcClient(identity.IdentityService, backends.identity);
+      try {
+        const teamId = (await identityClient.listTeams({})).teams[0]!.id;
+        await identityClient.grantScanCredits({ teamId, credits: 5n });
+      } finally {
+        identityClient.close();
+      }
+
+      const created = await call('POST', '/v1/guard/scans', { project_id: ids.projectId });
+      expect(created.status, JSON.stringify(created.body)).toBe(202);
+      expect(created.body.data).toMatchObject({ status: 'pending', credits_used: 1 });
+      const scan = await eventually(async () => {
+        const read = await call('GET', `/v1/guard/scans/${created.body.data.id}`);
+        return read.body.data.status === 'completed' ? read.body.data : undefined;
+      }, slow);
+      // The file's rows carry no tags at all: all of the connection's spend is unallocated.
+      const findings = (await call('GET', `/v1/guard/findings?scan_id=${scan.id}&per_page=100`)).body;
+      expect(findings.meta.total_count).toBe(scan.findings_count);
+      expect(findings.data).toContainEqual(
+        expect.objectContaining({
+          rule_id: 'spend-unallocated-share',
+          project_id: ids.projectId,
+          status: 'open',
+        }),
+      );
+
+      for (const finding of findings.data as Array<{ id: string }>) {
+        const suppressed = await call('PATCH', `/v1/guard/findings/${finding.id}`, {
+          status: 'suppressed',
+          reason: 'Tagging lands with the next release.',
+        });
+        expect(suppressed.status, JSON.stringify(suppressed.body)).toBe(200);
+      }
+      // Budget compliance 0 of 40 (its one budget is breached), tag coverage 30 (the team requires no
+      // tag), adoption 30 (every finding suppressed): 60, grade D.
+      const posture = await call('GET', `/v1/guard/cost-posture?project_id=${ids.projectId}`);
+      expect(posture.status, JSON.stringify(posture.body)).toBe(200);
+      expect(posture.body.data).toMatchObject({
+        score: 60,
+        max_score: 100,
+        grade: 'D',
+        breakdown: { budget_compliance: 0, tag_coverage: 30, recommendation_adoption: 30 },
+      });
+    },
+    10 * slow,
+  );
 
   it(
     'crosses 50, 80 and 100 % as files arrive: one violation each, breached, acknowledged, resolved',
