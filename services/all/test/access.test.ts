@@ -83,7 +83,7 @@ beforeAll(async () => {
   const identityService = system.services.find((s) => s.name === 'identity')!;
   identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityService.port}`);
 
-  keys.readWrite = bootstrapKey;
+  keys.readWrite = (await newKey(['guard:read', 'guard:write'])).secret; // the bootstrap key also has scans:write
   keys.readOnly = (await newKey(['guard:read'])).secret;
   keys.scans = (await newKey(['guard:read', 'guard:write', 'scans:write'])).secret;
   const revoked = await newKey(['guard:read', 'guard:write']);
