@@ -65,6 +65,7 @@ export async function startSystem(
     at(config.BUDGETS_ADDR),
   );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
+  const scannerSettings = loadConfig(scannerConfig, shared.env);
   const scanner = await startService(
     scannerModule({
       posture: {
@@ -72,10 +73,11 @@ export async function startSystem(
         budgetsAddress: `127.0.0.1:${budgets.port}`,
         costsAddress: `127.0.0.1:${costs.port}`,
         rpcDeadlineMs: config.RPC_DEADLINE_MS,
+        cacheMs: scannerSettings.POSTURE_CACHE_MS,
       },
       // SCANNER_MODE and the SCAN_* timings from the environment; scans run in this process by default.
       scans: {
-        ...scansOptionsFrom(loadConfig(scannerConfig, shared.env)),
+        ...scansOptionsFrom(scannerSettings),
         identityAddress: `127.0.0.1:${identity.port}`,
         budgetsAddress: `127.0.0.1:${budgets.port}`,
         costsAddress: `127.0.0.1:${costs.port}`,

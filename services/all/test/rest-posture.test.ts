@@ -16,7 +16,10 @@ const today = () => new Date().toISOString().slice(0, 10);
 const dayFromToday = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
-  ({ system, teamId, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey));
+  // Each read must see the change just made: today's posture is not reused here (posture.test.ts tests that).
+  ({ system, teamId, otherTeamKey, readOnlyKey } = await startRestSystem(bootstrapKey, {
+    env: { POSTURE_CACHE_MS: '0' },
+  }));
 });
 
 afterAll(() => system?.stop());

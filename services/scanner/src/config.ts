@@ -25,6 +25,11 @@ export const scannerConfig = baseConfig
     SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /** Scans one worker process runs at once. */
     SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /**
+     * Today's cost posture of a scope is reused for this long before it is computed again (four calls to
+     * budgets, identity and costs); 0 computes it on every read. A change shows within this delay.
+     */
+    POSTURE_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
   })
   // A heartbeat must come before the queue gives up on the message, and well before the sweeper does.
   .refine((c) => c.SCAN_HEARTBEAT_MS < c.SCAN_ACK_WAIT_MS, {

@@ -15,5 +15,6 @@ const posture =
         budgetsAddress: config.BUDGETS_ADDR,
         costsAddress: config.COSTS_ADDR,
         rpcDeadlineMs: config.RPC_DEADLINE_MS,
+        cacheMs: config.POSTURE_CACHE_MS,
       };
 void runStandalone(scannerModule({ scans: scansOptionsFrom(config), posture }), { grpcPort: 50055 });

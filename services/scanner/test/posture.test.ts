@@ -269,3 +269,39 @@ describe('cost posture', () => {
     });
   });
 });
+
+describe('today’s posture reused for cacheMs', () => {
+  it('answers a read within cacheMs from the first, recomputes after it, and never reuses another day or scope', async () => {
+    const counted = { budgetCalls: 0 };
+    const counting: PostureSources = {
+      ...sources,
+      budgetCounts: async (teamId, projectId) => {
+        counted.budgetCalls += 1;
+        return sources.budgetCounts(teamId, projectId);
+      },
+    };
+    const posture = postureFactory({ db, now: () => clock.now, sources: counting, cacheMs: 5_000 });
+    world.budgets.set(`${TEAM}/`, { active: 2, breached: 0 });
+    const first = await posture.getCostPosture(TEAM, {});
+    expect(first.breakdown.budgetCompliance).toBe(40);
+
+    // A budget breaches: within 5 s the first answer stands, without asking budgets again.
+    world.budgets.set(`${TEAM}/`, { active: 1, breached: 1 });
+    clock.now = new Date(clock.now.getTime() + 4_999);
+    expect(await posture.getCostPosture(TEAM, {})).toEqual(first);
+    expect(counted.budgetCalls).toBe(1);
+    // Another scope is computed on its own.
+    await posture.getCostPosture(TEAM, { projectId: 'prj_a' });
+    expect(counted.budgetCalls).toBe(2);
+
+    clock.now = new Date(clock.now.getTime() + 1);
+    const later = await posture.getCostPosture(TEAM, {});
+    expect(later.breakdown.budgetCompliance).toBe(20);
+    expect(counted.budgetCalls).toBe(3);
+
+    // Past midnight the cached day is not today's any more.
+    clock.now = new Date('2026-11-11T00:00:01Z');
+    expect((await posture.getCostPosture(TEAM, {})).date).toBe('2026-11-11');
+    expect(counted.budgetCalls).toBe(4);
+  });
+});

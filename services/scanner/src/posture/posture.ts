@@ -37,8 +37,20 @@ interface Scope {
  * findings, and stored as today's snapshot; a past day answers from its snapshot (404 when none was
  * taken that day: the inputs of the past are not kept, so it cannot be computed after the fact).
  */
-export function postureFactory(deps: { db: Db; now: () => Date; sources: PostureSources; logger?: Logger }) {
+export function postureFactory(deps: {
+  db: Db;
+  now: () => Date;
+  sources: PostureSources;
+  logger?: Logger;
+  /** How long today's posture of a scope is reused before it is computed again; 0 (default): never. */
+  cacheMs?: number;
+}) {
   const { db, now, sources } = deps;
+  const cacheMs = deps.cacheMs ?? 0;
+  // Today's posture per scope and when it was computed: a dashboard polling it costs one lookup, not
+  // four calls to other services. Bounded: cleared whole when it grows past maxCached scopes.
+  const cached = new Map<string, { at: number; posture: CostPosture }>();
+  const maxCached = 10_000;
 
   async function findingCounts(scope: Scope): Promise<{ total: number; adopted: number }> {
     const { rows } = await db.query<{ total: number; adopted: number }>(
@@ -114,6 +126,9 @@ export function postureFactory(deps: { db: Db; now: () => Date; sources: Posture
       const today = dayOf(now());
       const day = postureDay(asked.date ?? '', today);
       const scope = { teamId, projectId: asked.projectId ?? '' };
+      const key = `${teamId}\u0000${scope.projectId}`;
+      const hit = day === today && cacheMs > 0 ? cached.get(key) : undefined;
+      if (hit && hit.posture.date === today && now().getTime() - hit.at < cacheMs) return hit.posture;
       let breakdown: Breakdown;
       if (day === today) breakdown = await snapshotToday(scope);
       else {
@@ -125,7 +140,7 @@ export function postureFactory(deps: { db: Db; now: () => Date; sources: Posture
       }
       const score = scoreOf(breakdown);
       const earlier = await snapshotOf(db, scope, addDays(day, -7));
-      return {
+      const posture: CostPosture = {
         score,
         maxScore: MAX_SCORE,
         grade: gradeOf(score),
@@ -133,6 +148,11 @@ export function postureFactory(deps: { db: Db; now: () => Date; sources: Posture
         trend: trendOf(score, earlier?.score ?? null),
         date: day,
       };
+      if (day === today && cacheMs > 0) {
+        if (cached.size >= maxCached) cached.clear();
+        cached.set(key, { at: now().getTime(), posture });
+      }
+      return posture;
     },
 
     /**

@@ -12,7 +12,11 @@ import { postureSourcesOverRpc, type PostureSources } from './sources';
 export type PostureOptions = (
   | { identityAddress: string; budgetsAddress: string; costsAddress: string; rpcDeadlineMs?: number }
   | { sources: PostureSources }
-) & { sweepIntervalMs?: number };
+) & {
+  sweepIntervalMs?: number;
+  /** How long today's posture of a scope is reused (0: computed on every read). */
+  cacheMs?: number;
+};
 
 /** Serves PostureService and runs the daily snapshot sweep; resolves with what stops them. */
 export function startPosture(
@@ -34,7 +38,13 @@ export function startPosture(
     clients.push(...Object.values(rpcClients));
     sources = postureSourcesOverRpc(rpcClients);
   }
-  const posture = postureFactory({ db: ctx.db, now: ctx.now, sources, logger: ctx.logger });
+  const posture = postureFactory({
+    db: ctx.db,
+    now: ctx.now,
+    sources,
+    logger: ctx.logger,
+    cacheMs: options.cacheMs,
+  });
   ctx.rpc.add(scanner.PostureService, postureRpc(posture));
   let sweeping: Promise<unknown> = Promise.resolve();
   // Hourly by default: a day gets its snapshot within the hour after midnight UTC, whoever reads it.
