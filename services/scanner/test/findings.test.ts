@@ -90,6 +90,30 @@ type Filter = Partial<
 const byId = (list: scanner.Finding[]) => new Map(list.map((f) => [f.id, f]));
 
 describe('recordFindings across scans', () => {
+  it('leaves the findings alone when a newer scan of the project already completed', async () => {
+    const teamId = newId('team');
+    const projectId = newId('project');
+    const [older, newer] = [newId('scan'), newId('scan')];
+    await db.query(
+      `INSERT INTO scans (id, team_id, project_id, status, credits_used, created_at)
+       VALUES ($1, $3, $4, 'running', 1, now() - interval '1 minute'), ($2, $3, $4, 'completed', 1, now())`,
+      [older, newer, teamId, projectId],
+    );
+    await scan(teamId, projectId, [result('idle', 'i-new')], newer);
+    const seen = (await findingOf(teamId, 'idle', 'i-new'))!;
+
+    // The older scan finishes last, having seen something else: nothing changes, no event.
+    const events = await findingEvents(projectId);
+    expect((await scan(teamId, projectId, [result('idle', 'i-old')], older)).findingsCount).toBe(1);
+    expect(await findingOf(teamId, 'idle', 'i-old')).toBeUndefined();
+    const { rows } = await db.query<{ status: string; scan_id: string }>(
+      'SELECT status, scan_id FROM findings WHERE id = $1',
+      [seen],
+    );
+    expect(rows[0]).toEqual({ status: 'open', scan_id: newer });
+    expect(await findingEvents(projectId)).toEqual(events);
+  });
+
   it('opens, refreshes, resolves and reopens by fingerprint; suppressed stays suppressed; events once each', async () => {
     const teamId = newId('team');
     const projectId = newId('project');

@@ -31,7 +31,8 @@ interface KnownRow {
 }
 
 /**
- * Stores what one scan of a project saw, in the caller's transaction (the one completing the scan):
+ * Stores what one scan of a project saw, in the caller's transaction (the one completing the scan),
+ * unless a newer scan of the project has already completed (then the newer picture stands):
  * a new fingerprint opens a finding; a known one is refreshed (a resolved one reopens); an open
  * finding this scan did not see is resolved; a suppressed one stays suppressed either way.
  * Events: `created` for a new finding, `resolved` for one resolved here, `updated` when a finding
@@ -45,6 +46,18 @@ export async function recordFindings(
   const at = now();
   // One finding per rule and resource: a rule reporting the same resource twice keeps the last report.
   const byFingerprint = new Map(results.map((result) => [fingerprintOf(result), result]));
+
+  // One recording per project at a time, and none from a scan older than one already completed: a slow
+  // scan finishing after a newer one saw older data and must not resolve what the newer one found.
+  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`findings:${teamId}:${projectId}`]);
+  const { rows: newer } = await tx.query(
+    `SELECT 1 FROM scans s JOIN scans mine ON mine.id = $3
+     WHERE s.team_id = $1 AND s.project_id = $2 AND s.status = 'completed' AND s.id <> mine.id
+       AND (s.created_at, s.id) > (mine.created_at, mine.id)
+     LIMIT 1`,
+    [teamId, projectId, scanId],
+  );
+  if (newer.length > 0) return { findingsCount: byFingerprint.size };
 
   // Locked in id order so a purge or a PATCH meeting this scan waits rather than deadlocks.
   const { rows: known } = await tx.query<KnownRow>(
