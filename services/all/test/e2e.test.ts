@@ -144,8 +144,8 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
   let metricsUrl = '';
 
   beforeAll(async () => {
-    const [port, metrics, identity, budgets, violations] = await Promise.all(
-      Array.from({ length: 5 }, freePort),
+    const [port, metrics, identity, budgets, violations, costs, scanner] = await Promise.all(
+      Array.from({ length: 7 }, freePort),
     );
     proc = startProcess('all', 'services/all/src/main.ts', {
       DATA_DIR: dataDir,
@@ -154,6 +154,8 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
       IDENTITY_ADDR: `127.0.0.1:${identity}`,
       BUDGETS_ADDR: `127.0.0.1:${budgets}`,
       VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
+      COSTS_ADDR: `127.0.0.1:${costs}`,
+      SCANNER_ADDR: `127.0.0.1:${scanner}`,
       GUARD_BOOTSTRAP_API_KEY: '',
     });
     url = `http://127.0.0.1:${port}`;

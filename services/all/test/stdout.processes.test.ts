@@ -17,8 +17,9 @@ describe('npm start (every service in one process)', () => {
     'writes only JSON log lines to stdout; the banner and the generated key go to stderr',
     { timeout: 240_000 },
     async () => {
-      const [port, metrics, identity, budgets, violations] = await Promise.all(
-        Array.from({ length: 5 }, freePort),
+      // Every gRPC address its own free port: the defaults (50051-50055) may be taken on a shared machine.
+      const [port, metrics, identity, budgets, violations, costs, scanner] = await Promise.all(
+        Array.from({ length: 7 }, freePort),
       );
       const env: NodeJS.ProcessEnv = {
         ...process.env,
@@ -28,6 +29,8 @@ describe('npm start (every service in one process)', () => {
         IDENTITY_ADDR: `127.0.0.1:${identity}`,
         BUDGETS_ADDR: `127.0.0.1:${budgets}`,
         VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
+        COSTS_ADDR: `127.0.0.1:${costs}`,
+        SCANNER_ADDR: `127.0.0.1:${scanner}`,
         DATA_DIR: dataDir,
         LOG_LEVEL: 'info',
       };

@@ -12,13 +12,17 @@ const exitOf = (proc: Proc): Promise<number | null> =>
 
 /** Backends that are not there: the gateway's own behaviour does not need them. */
 async function gatewayEnv(extra: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
-  const [identity, budgets, violations, metrics] = await Promise.all(Array.from({ length: 4 }, freePort));
+  const [identity, budgets, violations, costs, scanner, metrics] = await Promise.all(
+    Array.from({ length: 6 }, freePort),
+  );
   return {
     HOST: '127.0.0.1',
     METRICS_PORT: `${metrics}`,
     IDENTITY_ADDR: `127.0.0.1:${identity}`,
     BUDGETS_ADDR: `127.0.0.1:${budgets}`,
     VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
+    COSTS_ADDR: `127.0.0.1:${costs}`,
+    SCANNER_ADDR: `127.0.0.1:${scanner}`,
     NATS_URL: '',
     REDIS_URL: '',
     LOG_LEVEL: 'info',

@@ -13,13 +13,17 @@ describe('gateway readiness with its backends down', () => {
 
   beforeAll(async () => {
     // Nothing listens on these ports: every backend is unreachable.
-    const [identity, budgets, violations] = await Promise.all([freePort(), freePort(), freePort()]);
+    const [identity, budgets, violations, costs, scanner] = await Promise.all(
+      Array.from({ length: 5 }, freePort),
+    );
     const config = loadConfig(gatewayConfig, {
       PORT: '0',
       HOST: '127.0.0.1',
       IDENTITY_ADDR: `127.0.0.1:${identity}`,
       BUDGETS_ADDR: `127.0.0.1:${budgets}`,
       VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
+      COSTS_ADDR: `127.0.0.1:${costs}`,
+      SCANNER_ADDR: `127.0.0.1:${scanner}`,
       SHUTDOWN_DRAIN_MS: '1500',
     });
     gateway = await startGateway(config, logger);
