@@ -14,7 +14,7 @@ import pg from 'pg';
 import { identity } from '@costgov/contracts';
 import { focusCsv } from '@costgov/costs/src/cost-data/generate';
 import { createRpcClient } from '@costgov/rpc';
-import { freePort, startProcess } from '@costgov/testing';
+import { dependencyEnv, freePort, startProcess } from '@costgov/testing';
 import { measure, processProbe, progress, type LoadSettings } from './load';
 import type { Backends, Gateway, Proc } from './processes';
 import { scannerTargets, type ScannerResult, type ThroughputRun } from './report';
@@ -129,9 +129,7 @@ export function scannerSection(settings: ScannerSettings) {
       GRPC_PORT: `${grpcPort}`,
       METRICS_PORT: `${metricsPort}`,
       SCANNER_MODE: 'worker',
-      IDENTITY_ADDR: backends.identity,
-      BUDGETS_ADDR: backends.budgets,
-      COSTS_ADDR: backends.costs,
+      ...dependencyEnv('scanner', backends),
     });
     workers.push(proc);
     settings.procs.push(proc);

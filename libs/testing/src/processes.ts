@@ -85,8 +85,25 @@ export interface Backends {
   scanner: string;
 }
 
+type Addresses = Pick<Backends, 'identity' | 'budgets' | 'costs'>;
+
 /**
- * identity, costs, budgets and violations, each as its own process on free loopback ports: the production
+ * The other services' addresses a backend reads (budgets asks identity and costs; the scanner, API or
+ * worker, also budgets), so a test that starts one again or adds a worker gives it what startBackends did.
+ */
+export function dependencyEnv(service: string, at: Addresses): NodeJS.ProcessEnv {
+  switch (service) {
+    case 'budgets':
+      return { IDENTITY_ADDR: at.identity, COSTS_ADDR: at.costs };
+    case 'scanner':
+      return { IDENTITY_ADDR: at.identity, COSTS_ADDR: at.costs, BUDGETS_ADDR: at.budgets };
+    default:
+      return {};
+  }
+}
+
+/**
+ * identity, costs, budgets, violations and scanner, each as its own process on free loopback ports: the production
  * topology, as the end-to-end tests and the benchmark run it.
  */
 export async function startBackends(
@@ -105,19 +122,17 @@ export async function startBackends(
       { ...shared, GRPC_PORT: `${grpcPort}`, METRICS_PORT: `${metricsPort}`, ...extra },
       nodeArgs,
     );
+  const at = {
+    identity: `127.0.0.1:${identity}`,
+    budgets: `127.0.0.1:${budgets}`,
+    costs: `127.0.0.1:${costs}`,
+  };
   procs.push(
     service('identity', identity!, metrics[0]!, { GUARD_BOOTSTRAP_API_KEY }),
     service('costs', costs!, metrics[3]!),
-    service('budgets', budgets!, metrics[1]!, {
-      IDENTITY_ADDR: `127.0.0.1:${identity}`,
-      COSTS_ADDR: `127.0.0.1:${costs}`,
-    }),
+    service('budgets', budgets!, metrics[1]!, dependencyEnv('budgets', at)),
     service('violations', violations!, metrics[2]!),
-    service('scanner', scanner!, metrics[4]!, {
-      IDENTITY_ADDR: `127.0.0.1:${identity}`,
-      COSTS_ADDR: `127.0.0.1:${costs}`,
-      BUDGETS_ADDR: `127.0.0.1:${budgets}`,
-    }),
+    service('scanner', scanner!, metrics[4]!, dependencyEnv('scanner', at)),
   );
   return {
     env: shared,

@@ -6,6 +6,7 @@ import { createRpcClient } from '@costgov/rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
+  dependencyEnv,
   eventually,
   freePort,
   realInfra,
@@ -275,7 +276,7 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
       ...backends.env,
       GRPC_PORT: grpcPort,
       METRICS_PORT: `${await freePort()}`,
-      ...(name === 'budgets' ? { IDENTITY_ADDR: backends.identity, COSTS_ADDR: backends.costs } : {}),
+      ...dependencyEnv(name, backends),
     });
     procs.push(proc);
     await waitForReady(url, [proc], slow);

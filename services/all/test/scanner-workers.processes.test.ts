@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
+  dependencyEnv,
   eventually,
   freePort,
   realInfra,
@@ -48,9 +49,7 @@ describe.runIf(realInfra)('scan workers: two processes share the queue; a killed
       GRPC_PORT: `${grpcPort}`,
       METRICS_PORT: `${metricsPort}`,
       SCANNER_MODE: 'worker',
-      IDENTITY_ADDR: backends.identity,
-      BUDGETS_ADDR: backends.budgets,
-      COSTS_ADDR: backends.costs,
+      ...dependencyEnv('scanner', backends),
     });
     procs.push(proc);
     return proc;
