@@ -8,3 +8,4 @@ export * as rpcErrors from './gen/google/rpc/error_details_pb';
 export * as costs from './gen/costgov/costs/v1/costs_pb';
 export * as violations from './gen/costgov/violations/v1/violations_pb';
 export * as scanner from './gen/costgov/scanner/v1/scanner_pb';
+export * as notifier from './gen/costgov/notifier/v1/notifier_pb';
