@@ -502,6 +502,130 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/guard/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List webhook endpoints (extension)
+     * @description The team's webhook endpoints, newest first, optionally only enabled or disabled ones. Secrets are never listed.
+     */
+    get: operations['listWebhooks'];
+    put?: never;
+    /**
+     * Create a webhook endpoint (extension)
+     * @description Registers an HTTPS (or HTTP) endpoint that receives the team's events whose type matches one
+     *     of `events` (see the Webhooks tag for the deliveries, their signature and retries). The
+     *     answer carries the signing `secret` (`whsec_...`): it is shown this once, store it. The
+     *     endpoint starts `enabled`.
+     *
+     *     A `url` whose host is, or resolves to, a private, loopback, link-local or otherwise
+     *     non-public address is refused with `422` (SSRF protection) unless the operator allows
+     *     private targets.
+     */
+    post: operations['createWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/guard/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). Any string is accepted; an unknown id, or another team's, answers `404`. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * Get a webhook endpoint (extension)
+     * @description The endpoint, without its secret.
+     */
+    get: operations['getWebhook'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint (extension)
+     * @description Deletes the endpoint and its deliveries log; deliveries not yet sent are dropped. Disable it instead to keep the log.
+     */
+    delete: operations['deleteWebhook'];
+    options?: never;
+    head?: never;
+    /**
+     * Update a webhook endpoint (extension)
+     * @description Changes only the fields sent; an empty object changes nothing and answers `200`.
+     *     `enabled: false` stops deliveries (`disabled_reason` becomes `manual`); `enabled: true`
+     *     re-enables an endpoint, also one disabled for failing (`disabled_reason` `failing`).
+     *
+     *     `rotate_secret: true` makes a new signing secret, returned in `secret` this once. For
+     *     `previous_secret_ttl_seconds` (default 86400, 24 h; `0` ends it at once) deliveries are
+     *     signed with both secrets (two signatures in `webhook-signature`), so the receiver can switch
+     *     without losing a delivery; `previous_secret_expires_at` says until when. Without a rotation
+     *     the answer has no `secret`.
+     */
+    patch: operations['updateWebhook'];
+    trace?: never;
+  };
+  '/v1/guard/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). An unknown id, or another team's, answers `404`. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * List an endpoint's deliveries (extension)
+     * @description The deliveries log of the endpoint, newest first: one delivery per event sent to it, each
+     *     with every attempt (status, latency, the first 1 KiB of the answer or the error, and
+     *     whether the retry schedule or a person triggered it).
+     */
+    get: operations['listWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/guard/webhooks/{id}/deliveries/{delivery_id}/retry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). An unknown id, or another team's, answers `404`. */
+        id: string;
+        /** @description Delivery id (`msg_...`, the `webhook-id` header the receiver saw). An unknown id, or one of another endpoint, answers `404`. */
+        delivery_id: string;
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a delivery again (extension)
+     * @description Queues one more attempt of the delivery, now, whatever its status (a failed delivery, or a
+     *     succeeded one the receiver lost). The attempt carries the same `webhook-id`, so a receiver
+     *     that deduplicates sees it as the same message, and is logged with `trigger: manual`. The
+     *     answer is `202` with the delivery as it is (status `pending`); the attempt's result appears
+     *     in the deliveries log within seconds. A disabled endpoint answers `409`: enable it first.
+     */
+    post: operations['retryWebhookDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/openapi.json': {
     parameters: {
       query?: never;
@@ -1277,6 +1401,138 @@ export interface components {
     };
     IngestSummaryEnvelope: {
       data: components['schemas']['IngestSummary'];
+    };
+    /**
+     * @description An event type (`budgets.budget.breached`), every type of a service or resource
+     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable types:
+     *     the team's events of budgets (`budgets.project.*`, `budgets.budget.*`), violations
+     *     (`violations.violation.*`), the scanner (`scanner.scan.*`, `scanner.finding.*`) and costs
+     *     (`costs.connection.*`, `costs.cost_data.ingested`), as listed under Events. A pattern that
+     *     matches no deliverable type is `422`.
+     * @example budgets.budget.breached
+     * @example violations.*
+     * @example *
+     */
+    WebhookEventPattern: string;
+    /** @description (extension) An endpoint that receives the team's matching events, signed per Standard Webhooks. */
+    Webhook: {
+      /**
+       * @description `whk_` id.
+       * @example whk_01j8x3k2m4n5p6q7r8s9t0v1w2
+       */
+      id: string;
+      /** @description Where deliveries are POSTed. */
+      url: string;
+      /** @description The event types and wildcards this endpoint receives. */
+      events: components['schemas']['WebhookEventPattern'][];
+      /** @description Free text; empty when none was given. */
+      description: string;
+      /** @description Whether deliveries are sent. */
+      enabled: boolean;
+      /**
+       * @description `manual` (disabled through PATCH) or `failing` (every delivery failed for 5 days); `null` while enabled.
+       * @enum {string|null}
+       */
+      disabled_reason: 'manual' | 'failing' | null;
+      /** Format: date-time */
+      disabled_at: string | null;
+      /**
+       * Format: date-time
+       * @description After a rotation, until when the previous secret still signs too; `null` otherwise.
+       */
+      previous_secret_expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** @description The endpoint, and its signing secret when this answer shows it (creation, rotation). */
+    WebhookWithSecret: components['schemas']['Webhook'] & {
+      /** @description `whsec_` and the base64 of 32 random bytes. Shown only in this answer; store it. */
+      secret?: string;
+    };
+    WebhookCreate: {
+      /** @description An absolute `https://` or `http://` URL without credentials; redirects are not followed. */
+      url: string;
+      events: components['schemas']['WebhookEventPattern'][];
+      /** @description Free text for people. */
+      description?: string;
+    };
+    /** @description Only the fields sent are changed. */
+    WebhookUpdate: {
+      url?: string;
+      events?: components['schemas']['WebhookEventPattern'][];
+      description?: string;
+      enabled?: boolean;
+      /** @description `true` makes a new signing secret (in the answer, shown once). */
+      rotate_secret?: boolean;
+      /** @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400; at most 7 days). */
+      previous_secret_ttl_seconds?: number;
+    };
+    WebhookList: {
+      data: components['schemas']['Webhook'][];
+      meta: components['schemas']['PageMeta'];
+    };
+    WebhookEnvelope: {
+      data: components['schemas']['Webhook'];
+    };
+    WebhookWithSecretEnvelope: {
+      data: components['schemas']['WebhookWithSecret'];
+    };
+    /**
+     * @description `pending`: an attempt is due; `succeeded`: an attempt got a `2xx`; `failed`: retries exhausted, or the endpoint was disabled.
+     * @enum {string}
+     */
+    DeliveryStatus: 'pending' | 'succeeded' | 'failed';
+    DeliveryAttempt: {
+      /** @description 1 for the first attempt. */
+      attempt: number;
+      /** Format: date-time */
+      attempted_at: string;
+      /** @description HTTP status of the answer; `null` when none came (timeout, refused connection, refused address). */
+      response_status: number | null;
+      latency_ms: number;
+      /** @description The first 1 KiB of the answer's body, or the error when there was no answer. */
+      response_excerpt: string;
+      /**
+       * @description `success` for a `2xx` within 10 s.
+       * @enum {string}
+       */
+      outcome: 'success' | 'failure';
+      /**
+       * @description `manual` for an attempt asked for through the retry operation.
+       * @enum {string}
+       */
+      trigger: 'scheduled' | 'manual';
+    };
+    /** @description One event sent to one endpoint, with every attempt. */
+    Delivery: {
+      /** @description The `webhook-id` header, the same on every attempt of this delivery. */
+      id: string;
+      webhook_id: string;
+      /** @description The CloudEvent `id` (`evt_...`). */
+      event_id: string;
+      event_type: string;
+      status: components['schemas']['DeliveryStatus'];
+      attempt_count: number;
+      /**
+       * Format: date-time
+       * @description When the next attempt is due; `null` unless `pending`.
+       */
+      next_attempt_at: string | null;
+      /** @description Every attempt, oldest first. */
+      attempts: components['schemas']['DeliveryAttempt'][];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    DeliveryList: {
+      data: components['schemas']['Delivery'][];
+      meta: components['schemas']['PageMeta'];
+    };
+    DeliveryEnvelope: {
+      data: components['schemas']['Delivery'];
     };
     /** @enum {string} */
     BudgetStatus: 'active' | 'breached' | 'archived';
@@ -3490,6 +3746,314 @@ export interface operations {
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['CostDataRefused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listWebhooks: {
+    parameters: {
+      query?: {
+        /** @description `true`: only endpoints that receive deliveries; `false`: only disabled ones. */
+        enabled?: boolean;
+        /** @description Page number, 1-based; a page past the end is an empty list. */
+        page?: components['parameters']['Page'];
+        /** @description Items per page. */
+        per_page?: components['parameters']['PerPage'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of webhook endpoints. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookList'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      408: components['responses']['RequestTimeout'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry of this `POST` act once (draft-ietf-httpapi-idempotency-key-header): the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`. 1 to 255 printable ASCII characters, bare or quoted; per team. See "Idempotency and retries".
+         * @example 5f0c8a3e-6d1b-4c2e-9a47-0b8f3d2e1c6a
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/costgov",
+         *       "events": [
+         *         "budgets.budget.breached",
+         *         "violations.*"
+         *       ],
+         *       "description": "Breaches to the on-call channel"
+         *     }
+         */
+        'application/json': components['schemas']['WebhookCreate'];
+      };
+    };
+    responses: {
+      /** @description The created endpoint, with its signing secret (shown once). */
+      201: {
+        headers: {
+          Location: components['headers']['Location'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookWithSecretEnvelope'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      408: components['responses']['RequestTimeout'];
+      409: components['responses']['ConflictOrKeyInUse'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailedOrKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). Any string is accepted; an unknown id, or another team's, answers `404`. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEnvelope'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      408: components['responses']['RequestTimeout'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deleteWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). Any string is accepted; an unknown id, or another team's, answers `404`. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted; no body. */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      408: components['responses']['RequestTimeout'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  updateWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). Any string is accepted; an unknown id, or another team's, answers `404`. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "rotate_secret": true,
+         *       "previous_secret_ttl_seconds": 3600
+         *     }
+         */
+        'application/json': components['schemas']['WebhookUpdate'];
+      };
+    };
+    responses: {
+      /** @description The updated endpoint; with `secret` only when it was rotated. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookWithSecretEnvelope'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      408: components['responses']['RequestTimeout'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Only deliveries in this status. */
+        status?: components['schemas']['DeliveryStatus'];
+        /** @description Only deliveries of this event type (exact match, e.g. `budgets.budget.breached`). */
+        event_type?: string;
+        /** @description Page number, 1-based; a page past the end is an empty list. */
+        page?: components['parameters']['Page'];
+        /** @description Items per page. */
+        per_page?: components['parameters']['PerPage'];
+      };
+      header?: never;
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). An unknown id, or another team's, answers `404`. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of deliveries. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryList'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      408: components['responses']['RequestTimeout'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  retryWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry of this `POST` act once (draft-ietf-httpapi-idempotency-key-header): the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`. 1 to 255 printable ASCII characters, bare or quoted; per team. See "Idempotency and retries".
+         * @example 5f0c8a3e-6d1b-4c2e-9a47-0b8f3d2e1c6a
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /** @description Webhook endpoint id (`whk_...`). An unknown id, or another team's, answers `404`. */
+        id: string;
+        /** @description Delivery id (`msg_...`, the `webhook-id` header the receiver saw). An unknown id, or one of another endpoint, answers `404`. */
+        delivery_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The attempt is queued; the delivery as it is now. */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryEnvelope'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      408: components['responses']['RequestTimeout'];
+      409: components['responses']['ConflictOrKeyInUse'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailedOrKeyReused'];
       429: components['responses']['RateLimited'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];

@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import type { budgets, costs, scanner, scim, violations } from '@costgov/contracts';
+import type { budgets, costs, notifier, scanner, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { metrics } from '@costgov/telemetry';
@@ -23,6 +23,7 @@ import { ruleRoutes } from './routes/rules';
 import { scanRoutes } from './routes/scans';
 import { scimRoutes } from './routes/scim';
 import { violationRoutes } from './routes/violations';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -36,6 +37,7 @@ export interface GatewayDeps {
   scans: RpcClient<typeof scanner.ScansService>;
   findings: RpcClient<typeof scanner.FindingsService>;
   posture: RpcClient<typeof scanner.PostureService>;
+  webhooks: RpcClient<typeof notifier.WebhooksService>;
   /** The public base URL (e.g. https://api.example.com) for SCIM locations; else taken from the request. */
   publicBaseUrl?: string;
   /** Whether each backend is serving, reported by /readyz (never a reason for it to fail). */
@@ -107,6 +109,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use('/v1/guard/findings', findingRoutes(deps.findings, validate));
   app.use('/v1/guard/cost-posture', postureRoutes(deps.posture, validate));
   app.use('/v1/guard/rules', ruleRoutes(deps.findings, validate));
+  app.use('/v1/guard/webhooks', webhookRoutes(deps.webhooks, validate));
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
   app.use(notFound);

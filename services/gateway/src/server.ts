@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Bus, Consumer } from '@costgov/bus';
-import { budgets, costs, identity, scanner, scim, violations } from '@costgov/contracts';
+import { budgets, costs, identity, notifier, scanner, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import { checkHealth, createRpcClient } from '@costgov/rpc';
 import { createGatewayApp } from './app';
@@ -46,6 +46,7 @@ export async function startGateway(
   const scansClient = createRpcClient(scanner.ScansService, config.SCANNER_ADDR, rpcOptions);
   const findingsClient = createRpcClient(scanner.FindingsService, config.SCANNER_ADDR, rpcOptions);
   const postureClient = createRpcClient(scanner.PostureService, config.SCANNER_ADDR, rpcOptions);
+  const webhooksClient = createRpcClient(notifier.WebhooksService, config.NOTIFIER_ADDR, rpcOptions);
   const clients = [
     identityClient,
     projectsClient,
@@ -57,6 +58,7 @@ export async function startGateway(
     scansClient,
     findingsClient,
     postureClient,
+    webhooksClient,
   ];
   const backends = {
     identity: config.IDENTITY_ADDR,
@@ -87,6 +89,7 @@ export async function startGateway(
     scans: scansClient,
     findings: findingsClient,
     posture: postureClient,
+    webhooks: webhooksClient,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustProxy: config.TRUST_PROXY,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { budgets, costs, scanner, scim, violations } from '@costgov/contracts';
+import { budgets, costs, notifier, scanner, scim, violations } from '@costgov/contracts';
 import { createRpcClient, type RpcClientOptions } from '@costgov/rpc';
 import type { GatewayDeps } from '../src/app';
 
@@ -13,6 +13,7 @@ type Backends = Pick<
   | 'scans'
   | 'findings'
   | 'posture'
+  | 'webhooks'
 >;
 
 /** Every backend client of the gateway, all pointed at one address where nothing answers. */
@@ -28,5 +29,6 @@ export function deadBackends(port: number, options: RpcClientOptions = {}): Back
     scans: createRpcClient(scanner.ScansService, address, options),
     findings: createRpcClient(scanner.FindingsService, address, options),
     posture: createRpcClient(scanner.PostureService, address, options),
+    webhooks: createRpcClient(notifier.WebhooksService, address, options),
   };
 }

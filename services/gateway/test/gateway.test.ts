@@ -71,6 +71,13 @@ describe('gateway', () => {
     expect(body.error.message).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|at /);
   });
 
+  it('answers 503 with Retry-After on webhooks when the notifier is down', async () => {
+    const response = await get('/v1/guard/webhooks');
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+  });
+
   it('caches a successful authentication and does not cache a failure', async () => {
     authCalls = 0;
     const freshKey = 'cg_live_gatewayunittestkey111111111111111';
