@@ -1,0 +1,228 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  deleteStreams,
+  eventually,
+  natsServerBinary,
+  realInfra,
+  startBackends,
+  startGatewayProcess,
+  startNatsServer,
+  uniqueName,
+  type NatsServer,
+  type Proc,
+} from '@costgov/testing';
+import { spanKind, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
+
+/*
+ * One REST request that uploads cost data and breaches a budget, followed across processes by the
+ * spans every process exports over OTLP/HTTP to a receiver of this test's own: the gateway's HTTP span,
+ * its gRPC call to costs, the outbox publish of costs.data.ingested, budgets' consumer (which evaluates
+ * and publishes the breach), and violations' consumer, which opens the violation and publishes it.
+ *
+ * The processes share a bus only through NATS: the real one on the real-infrastructure pass, a private
+ * nats-server (with each service on an in-memory PGlite) on the embedded default.
+ */
+
+const apiKey = 'cg_live_traceotlpbootstrapkey00000000000';
+/** Startup of six processes on a loaded two-core machine. */
+const slow = 180_000;
+const skipReason = realInfra || natsServerBinary() ? undefined : 'nats-server not found';
+
+/** A FOCUS export of the current month (UTC): one row of `cost` USD charged today. */
+function focusFile(cost: number): string {
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  return [
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId',
+    [cost, cost, 'USD', stamp(start), stamp(end), stamp(day), stamp(new Date(day.getTime() + 3_600_000))]
+      .concat(['Amazon Elastic Compute Cloud', 'i-traced'])
+      .join(','),
+    '',
+  ].join('\n');
+}
+
+describe.skipIf(skipReason)(
+  `one trace across every process, exported over OTLP${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+  () => {
+    const procs: Proc[] = [];
+    const namespace = uniqueName('traces');
+    const database = uniqueName('trace_otlp');
+    const serverUrl = process.env.DATABASE_URL;
+    const databaseUrl = () =>
+      serverUrl && Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+    let receiver: OtlpReceiver;
+    let nats: NatsServer | undefined;
+    let natsUrl = '';
+    let url = '';
+
+    async function admin(sql: string): Promise<void> {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      try {
+        await client.query(sql);
+      } finally {
+        await client.end();
+      }
+    }
+
+    async function call(method: string, path: string, body?: unknown) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      const reply = { status: response.status, body: text ? JSON.parse(text) : undefined };
+      expect(reply.status, `${method} ${path}: ${text}`).toBeLessThan(300);
+      return reply.body.data;
+    }
+
+    beforeAll(async () => {
+      receiver = await startOtlpReceiver();
+      if (process.env.NATS_URL) natsUrl = process.env.NATS_URL;
+      else {
+        nats = await startNatsServer();
+        natsUrl = nats.url;
+      }
+      if (serverUrl) await admin(`CREATE DATABASE ${database}`);
+      const storage = serverUrl ? { DATABASE_URL: databaseUrl() } : { DATA_DIR: 'memory' };
+      const backends = await startBackends(
+        {
+          ...storage,
+          NATS_URL: natsUrl,
+          EVENT_NAMESPACE: namespace,
+          GUARD_BOOTSTRAP_API_KEY: apiKey,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        },
+        procs,
+      );
+      url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
+    }, slow);
+
+    afterAll(async () => {
+      await Promise.all(procs.map((proc) => proc.stop()));
+      await receiver?.close();
+      if (serverUrl) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      if (nats) await nats.close();
+      else if (natsUrl) await deleteStreams(natsUrl, namespace);
+    }, 60_000);
+
+    it(
+      'links the HTTP span, gRPC, outbox publishes and the consumers in budgets and violations',
+      async () => {
+        const connection = await call('POST', '/v1/guard/connections', { name: 'traced', provider: 'aws' });
+        const project = await call('POST', '/v1/guard/projects', {
+          name: 'traced',
+          connection_ids: [connection.id],
+        });
+        const budget = await call('POST', '/v1/guard/budgets', {
+          project_id: project.id,
+          name: 'traced monthly',
+          amount: 100,
+          currency: 'USD',
+          period: 'monthly',
+          thresholds: [100],
+        });
+
+        const upload = await fetch(`${url}/v1/guard/connections/${connection.id}/cost-data`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'text/csv' },
+          body: focusFile(150),
+        });
+        expect(upload.status, await upload.clone().text()).toBe(200);
+        await eventually(async () => {
+          const violations = await call('GET', `/v1/guard/violations?budget_id=${budget.id}`);
+          return violations.length === 1 ? true : undefined;
+        }, slow);
+
+        // The upload's trace is the one whose gateway span served the upload's path.
+        const root = await eventually(() =>
+          receiver.spans.find(
+            (span) =>
+              span.service === 'gateway' &&
+              span.kind === spanKind.server &&
+              String(span.attributes['http.target'] ?? span.attributes['url.path']).endsWith(
+                `/connections/${connection.id}/cost-data`,
+              ),
+          ),
+        );
+        // Each process exports on its own schedule: wait until the spans asserted below and every parent
+        // they name have arrived (on a timeout the assertions below say what is missing).
+        const wanted = [
+          ['violations', spanKind.consumer, 'consume budgets.budget.breached'],
+          ['violations', spanKind.producer, 'publish violations.violation.created'],
+        ] as const;
+        const snapshot = () => {
+          const trace = receiver.spans.filter((span) => span.traceId === root.traceId);
+          const ids = new Set(trace.map((span) => span.spanId));
+          const complete =
+            wanted.every(([service, kind, name]) =>
+              trace.some((s) => s.service === service && s.kind === kind && s.name === name),
+            ) && trace.every((span) => span === root || ids.has(span.parentSpanId!));
+          return { trace, complete };
+        };
+        await eventually(() => (snapshot().complete ? true : undefined), slow).catch(() => undefined);
+        const { trace } = snapshot();
+        const byId = new Map(trace.map((span) => [span.spanId, span]));
+        const find = (service: string, kind: number, name: string) =>
+          trace.find((span) => span.service === service && span.kind === kind && span.name === name);
+        const describeTrace = () =>
+          trace.map((s) => `${s.service} ${s.kind} ${s.name} ${s.spanId} <- ${s.parentSpanId}`).join('\n');
+
+        // The root is the gateway's HTTP span; every other span's parent was exported in the same trace.
+        expect(root.parentSpanId, describeTrace()).toBeUndefined();
+        expect(root.name).toMatch(/^POST\b/);
+        for (const span of trace) {
+          if (span !== root) expect(byId.has(span.parentSpanId!), describeTrace()).toBe(true);
+        }
+        for (const [service, kind, name] of wanted) {
+          expect(find(service, kind, name), `${service} ${name} in\n${describeTrace()}`).toBeDefined();
+        }
+        // violations consumed the breach that budgets published.
+        const breachConsumed = find('violations', spanKind.consumer, 'consume budgets.budget.breached')!;
+        expect(byId.get(breachConsumed.parentSpanId!)).toMatchObject({
+          service: 'budgets',
+          kind: spanKind.producer,
+          name: 'publish budgets.budget.breached',
+        });
+
+        // The chain from the violation's publish up to the HTTP span, each hop as the design has it.
+        const chain: ReceivedSpan[] = [];
+        const created = find('violations', spanKind.producer, 'publish violations.violation.created');
+        for (let span = created; span; span = span.parentSpanId ? byId.get(span.parentSpanId) : undefined) {
+          chain.unshift(span);
+        }
+        expect(chain[0], describeTrace()).toBe(root);
+        const upload_ = 'grpc.costgov.costs.v1.CostDataService/UploadCostData';
+        const hops: Array<[string, number, RegExp]> = [
+          ['gateway', spanKind.server, /^POST\b/],
+          ['gateway', spanKind.client, new RegExp(`^${upload_}$`)],
+          ['costs', spanKind.server, new RegExp(`^${upload_}$`)],
+          ['costs', spanKind.producer, /^publish costs\.data\.ingested$/],
+          ['budgets', spanKind.consumer, /^consume costs\.data\.ingested$/],
+          ['budgets', spanKind.producer, /^publish budgets\.budget\.(threshold_crossed|breached)$/],
+          ['violations', spanKind.consumer, /^consume budgets\.budget\.(threshold_crossed|breached)$/],
+          ['violations', spanKind.producer, /^publish violations\.violation\.created$/],
+        ];
+        // Spans of other instrumentation (database queries) may sit between the hops; the hops keep order.
+        let at = 0;
+        for (const [service, kind, name] of hops) {
+          const found = chain.findIndex(
+            (span, index) =>
+              index >= at && span.service === service && span.kind === kind && name.test(span.name),
+          );
+          expect(found, `${service} ${kind} ${name} in\n${describeTrace()}`).toBeGreaterThanOrEqual(at);
+          at = found + 1;
+        }
+        expect(receiver.rejected).toEqual([]);
+      },
+      2 * slow,
+    );
+  },
+);
