@@ -522,9 +522,10 @@ export interface paths {
      *     answer carries the signing `secret` (`whsec_...`): it is shown this once, store it. The
      *     endpoint starts `enabled`.
      *
-     *     A `url` whose host is, or resolves to, a private, loopback, link-local or otherwise
-     *     non-public address is refused with `422` (SSRF protection) unless the operator allows
-     *     private targets.
+     *     A `url` whose host is a non-public IP address (private, loopback, link-local such as
+     *     `169.254.169.254`, and the like) or `localhost` is refused with `422` (SSRF protection)
+     *     unless the operator allows it; a host name is checked, on the addresses it resolves to,
+     *     before every attempt.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -1045,7 +1046,7 @@ export interface components {
        * @description Connections of the team (`con_...`), checked with the costs service (`422` naming an unknown one). Default `[]`.
        * @default []
        */
-      connection_ids: string[];
+      connection_ids?: string[];
       approval_rules?: components['schemas']['ApprovalRules'];
     };
     /** @description Only the fields sent are changed. */
@@ -1403,12 +1404,12 @@ export interface components {
       data: components['schemas']['IngestSummary'];
     };
     /**
-     * @description An event type (`budgets.budget.breached`), every type of a service or resource
-     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable types:
-     *     the team's events of budgets (`budgets.project.*`, `budgets.budget.*`), violations
-     *     (`violations.violation.*`), the scanner (`scanner.scan.*`, `scanner.finding.*`) and costs
-     *     (`costs.connection.*`, `costs.cost_data.ingested`), as listed under Events. A pattern that
-     *     matches no deliverable type is `422`.
+     * @description An event type (`budgets.budget.breached`), every type under a prefix of whole tokens
+     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable: every
+     *     event type listed under Events except `scanner.scan.requested` (the scan workers' internal
+     *     queue; a scan's outcome is `scanner.scan.completed` or `scanner.scan.failed`), each only to
+     *     the endpoints of the team it belongs to. An unknown type, `scanner.scan.requested`, or a
+     *     wildcard that matches no deliverable type is `422`.
      * @example budgets.budget.breached
      * @example violations.*
      * @example *
@@ -1466,7 +1467,10 @@ export interface components {
       enabled?: boolean;
       /** @description `true` makes a new signing secret (in the answer, shown once). */
       rotate_secret?: boolean;
-      /** @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400; at most 7 days). */
+      /**
+       * @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400, 24 h;
+       *     at most 30 days). Without it, moves the end of the current overlap (`0` ends it now).
+       */
       previous_secret_ttl_seconds?: number;
     };
     WebhookList: {
@@ -1627,7 +1631,7 @@ export interface components {
       amount: number;
       currency: components['schemas']['Currency'];
       /** @default monthly */
-      period: components['schemas']['BudgetPeriod'];
+      period?: components['schemas']['BudgetPeriod'];
       /**
        * @default [
        *       50,
@@ -1635,9 +1639,9 @@ export interface components {
        *       100
        *     ]
        */
-      thresholds: components['schemas']['ThresholdPercentages'];
+      thresholds?: components['schemas']['ThresholdPercentages'];
       /** @default {} */
-      tags: components['schemas']['BudgetTags'];
+      tags?: components['schemas']['BudgetTags'];
     };
     /** @description Only the fields sent are changed. */
     BudgetUpdate: {
