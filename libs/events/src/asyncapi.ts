@@ -1,0 +1,174 @@
+import { catalogue, eventTypes, serviceOf, type EventType } from './catalogue';
+import { messageSchemas, type JsonSchema } from './json-schema';
+import { defaultNamespace, streamOf, streamSubjectsOf, subjectOf } from './subjects';
+
+/** The version of the event catalogue: the major follows the proto package (`costgov.events.v1`). */
+export const catalogueVersion = '1.0.0';
+
+const namespaceParameter = '{namespace}';
+const ref = ($ref: string) => ({ $ref });
+
+const consumerSnippet = (type: EventType) =>
+  [
+    '```ts',
+    "import { connectEvents } from '@costgov/events';",
+    '',
+    "const events = await connectEvents({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });",
+    `await events.subscribe('${type}', {`,
+    "  durable: 'my-team-service',",
+    '  handler: async (data, event) => {',
+    '    // data: the decoded payload; event.attributes: ce-id, ce-source, ce-time, ...',
+    '  },',
+    '});',
+    '```',
+  ].join('\n');
+
+function channel(type: EventType) {
+  const { summary } = catalogue[type];
+  return {
+    address: subjectOf(namespaceParameter, type),
+    title: type,
+    summary,
+    description: [
+      `Stored in the JetStream stream \`${streamOf(defaultNamespace, type)}\` (\`${streamOf(namespaceParameter, type)}\` in other namespaces), which holds every subject of the producing service (\`${streamSubjectsOf(namespaceParameter, type)}\`).`,
+      'Bind a durable pull consumer with explicit acks on that stream, filtered on this subject (see `x-jetstream`).',
+    ].join(' '),
+    parameters: { namespace: ref('#/components/parameters/namespace') },
+    messages: { [type]: ref(`#/components/messages/${type}`) },
+    'x-jetstream': {
+      stream: streamOf(defaultNamespace, type),
+      streamTemplate: `{NAMESPACE}_${serviceOf(type).toUpperCase()}`,
+      streamSubjects: streamSubjectsOf(namespaceParameter, type),
+      storage: 'file',
+      retention: 'limits',
+      discard: 'old',
+      duplicateWindow: 'PT2M',
+      deduplication: 'Nats-Msg-Id is the CloudEvent id: a re-sent event is stored once within the window.',
+    },
+  };
+}
+
+function operation(type: EventType) {
+  return {
+    action: 'receive',
+    channel: ref(`#/channels/${type}`),
+    messages: [ref(`#/channels/${type}/messages/${type}`)],
+    title: `Receive ${type}`,
+    summary: catalogue[type].summary,
+    description: [
+      'Consume with a durable pull consumer: ack once the effect is done, nak with a backoff on failure (the',
+      'message is redelivered), term a message you cannot decode. Delivery is at least once: dedupe on `ce-id`.',
+      '',
+      consumerSnippet(type),
+    ].join('\n'),
+    'x-jetstream': {
+      stream: streamOf(defaultNamespace, type),
+      consumer: {
+        durable: 'your service name (one per effect; replicas sharing it split the work)',
+        type: 'pull',
+        ackPolicy: 'explicit',
+        deliverPolicy: 'all',
+        filterSubject: subjectOf(defaultNamespace, type),
+      },
+      cli: `nats consumer add ${streamOf(defaultNamespace, type)} my-service --pull --ack explicit --deliver all --filter ${subjectOf(defaultNamespace, type)} --max-deliver 10 --wait 30s --defaults`,
+    },
+  };
+}
+
+function message(type: EventType, schemaName: string) {
+  const { summary } = catalogue[type];
+  return {
+    name: type,
+    title: type,
+    summary,
+    contentType: 'application/json',
+    headers: {
+      allOf: [
+        ref('#/components/schemas/CloudEventHeaders'),
+        {
+          type: 'object',
+          properties: {
+            'ce-type': { type: 'string', const: type },
+            'ce-source': { type: 'string', const: serviceOf(type) },
+          },
+        },
+      ],
+    },
+    payload: ref(`#/components/schemas/${schemaName}`),
+    'x-cloudevents-type': type,
+  };
+}
+
+const cloudEventHeaders: JsonSchema = {
+  type: 'object',
+  description:
+    'CloudEvents 1.0 attributes in binary content mode (the payload is the event `data`), and W3C trace context.',
+  required: ['ce-specversion', 'ce-id', 'ce-source', 'ce-type', 'ce-time', 'content-type'],
+  properties: {
+    'ce-specversion': { type: 'string', const: '1.0' },
+    'ce-id': { type: 'string', description: 'Unique per event; the key to dedupe redeliveries on.' },
+    'ce-source': { type: 'string', description: 'The producing service, e.g. `budgets`.' },
+    'ce-type': { type: 'string', description: 'The event type: the subject without its namespace.' },
+    'ce-time': { type: 'string', format: 'date-time', description: 'When the change happened.' },
+    'ce-subject': { type: 'string', description: 'The id of the resource the event is about.' },
+    'content-type': { type: 'string', const: 'application/json' },
+    traceparent: {
+      type: 'string',
+      pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$',
+      description: 'W3C trace context of the change that produced the event: continue it in a CONSUMER span.',
+    },
+    tracestate: { type: 'string' },
+    'Nats-Msg-Id': { type: 'string', description: 'Equal to ce-id: JetStream drops a re-sent event.' },
+  },
+};
+
+/** The AsyncAPI 3.0 document of every event in the catalogue, payload schemas generated from the proto messages. */
+export function asyncApiDocument() {
+  const schemaNameOf = (type: EventType) => catalogue[type].schema.name;
+  const payloads = messageSchemas(
+    eventTypes.map((type) => catalogue[type].schema),
+    '#/components/schemas/',
+  );
+  const byType = <T>(build: (type: EventType) => T) =>
+    Object.fromEntries(eventTypes.map((type) => [type, build(type)]));
+  return {
+    asyncapi: '3.0.0',
+    id: 'urn:costgov:events',
+    info: {
+      title: 'costgov events',
+      version: catalogueVersion,
+      description: [
+        'Every CloudEvent the platform publishes on NATS JetStream, for services of other teams.',
+        '',
+        `- Subject: \`<namespace>.<type>\`, the namespace \`${defaultNamespace}\` unless the deployment sets \`EVENT_NAMESPACE\`.`,
+        '- One stream per producing service: `<NAMESPACE>_<SERVICE>` holds `<namespace>.<service>.>`.',
+        '- CloudEvents 1.0 binary mode: attributes in `ce-*` headers, the payload is the proto message of `proto/costgov/events/v1/events.proto` in its proto3 JSON form (lowerCamelCase names, 64-bit integers as strings, every non-optional field written).',
+        '- Delivery is at least once: dedupe on `ce-id`.',
+        '- Versioning: within a major version fields are only added, never renamed, retyped or removed (`buf breaking` checks the proto files in CI); readers must ignore unknown fields. A breaking change is a new type or a new proto package (`v2`).',
+        '',
+        'The TypeScript package `@costgov/events` (libs/events) subscribes by type with this document’s streams and schemas.',
+      ].join('\n'),
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      nats: {
+        host: 'localhost:4222',
+        protocol: 'nats',
+        description: 'The deployment’s NATS server (`NATS_URL`), with JetStream enabled.',
+      },
+    },
+    channels: byType(channel),
+    operations: byType(operation),
+    components: {
+      parameters: {
+        namespace: {
+          default: defaultNamespace,
+          description:
+            'The deployment’s subject namespace (`EVENT_NAMESPACE`); test runs use namespaces of their own.',
+        },
+      },
+      messages: byType((type) => message(type, schemaNameOf(type))),
+      schemas: { CloudEventHeaders: cloudEventHeaders, ...payloads },
+    },
+  };
+}
