@@ -13,6 +13,9 @@ export const idPrefixes = {
   finding: 'fnd',
   connection: 'con',
   event: 'evt',
+  webhook: 'whk',
+  /** A webhook delivery: its id is the `webhook-id` header (Standard Webhooks' `msg_` ids). */
+  webhookMessage: 'msg',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

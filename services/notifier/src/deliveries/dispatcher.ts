@@ -1,0 +1,321 @@
+import { randomUUID } from 'node:crypto';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+} from '@opentelemetry/api';
+import { Webhook } from 'standardwebhooks';
+import type { Db, Listening } from '@costgov/db';
+import type { Logger } from '@costgov/log';
+import { deliveriesChannel } from './delivery';
+import { deliveryMetrics } from './metrics';
+import { failingDisableMs, nextAttemptAt } from './schedule';
+import type { AttemptResult, Send } from './send';
+
+const tracer = trace.getTracer('@costgov/notifier');
+
+export const userAgent = 'costgov-webhooks/1.0 (+https://www.standardwebhooks.com)';
+
+export interface DispatcherOptions {
+  db: Db;
+  send: Send;
+  now: () => Date;
+  logger: Logger;
+  /** In [0, 1), as Math.random: the jitter of the retry schedule. */
+  random?: () => number;
+  /** How long a claim holds a delivery; after it another dispatcher may take it. */
+  leaseMs: number;
+  batchSize: number;
+  /** Pause between looks for due deliveries; new ones also wake the loop at once. */
+  pollMs: number;
+}
+
+interface Claimed {
+  id: string;
+  webhook_id: string;
+  team_id: string;
+  event_type: string;
+  payload: string;
+  traceparent: string | null;
+  tracestate: string | null;
+  manual_requested: boolean;
+  scheduled_attempts: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/**
+ * Signatures for `webhook-signature`: the current secret's, and during a rotation overlap the previous
+ * secret's too, space-separated (Standard Webhooks lets a receiver accept either).
+ */
+export function signatures(row: Claimed, msgId: string, at: Date): string {
+  const secrets = [row.secret];
+  if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > at)
+    secrets.push(row.previous_secret);
+  return secrets.map((secret) => new Webhook(secret).sign(msgId, at, row.payload)).join(' ');
+}
+
+function traceContextOf(row: Claimed): Context {
+  if (!row.traceparent) return ROOT_CONTEXT;
+  const carrier: Record<string, string> = { traceparent: row.traceparent };
+  if (row.tracestate) carrier.tracestate = row.tracestate;
+  return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+/**
+ * Sends due deliveries. Each replica runs one; they share the work through the database: a claim takes
+ * due rows with FOR UPDATE SKIP LOCKED and stamps a lease, so two dispatchers never send the same
+ * attempt, and the rows of a replica killed mid-attempt are taken again once its lease ran out. An
+ * attempt is recorded only by the holder of the lease.
+ */
+export function createDispatcher({
+  db,
+  send,
+  now,
+  logger,
+  random = Math.random,
+  leaseMs,
+  batchSize,
+  pollMs,
+}: DispatcherOptions) {
+  const log = logger.child({ component: 'webhook-dispatcher' });
+
+  async function claim(): Promise<Array<Claimed & { token: string }>> {
+    const at = now();
+    const token = randomUUID();
+    const { rows } = await db.query<Claimed>(
+      `WITH due AS (
+         SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.status = 'pending' AND w.enabled AND d.next_attempt_at <= $1
+           AND (d.lease_until IS NULL OR d.lease_until <= $1)
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT $2
+         FOR UPDATE OF d SKIP LOCKED
+       ), claimed AS (
+         UPDATE deliveries d SET lease_until = $3, lease_token = $4 FROM due WHERE d.id = due.id
+         RETURNING d.id, d.webhook_id, d.team_id, d.event_type, d.payload, d.traceparent, d.tracestate,
+           d.manual_requested, d.scheduled_attempts
+       )
+       SELECT c.*, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at
+       FROM claimed c JOIN webhooks w ON w.id = c.webhook_id`,
+      [at, batchSize, new Date(at.getTime() + leaseMs), token],
+    );
+    return rows.map((row) => ({ ...row, token }));
+  }
+
+  /** One attempt in a CLIENT span that continues the trace of the event it delivers. */
+  async function attempt(row: Claimed): Promise<{ result: AttemptResult; at: Date; latencyMs: number }> {
+    const at = now();
+    const span = tracer.startSpan(
+      'webhook deliver',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': 'POST',
+          'url.full': row.url,
+          'webhook.id': row.webhook_id,
+          'webhook.delivery.id': row.id,
+          'cloudevents.event_type': row.event_type,
+        },
+      },
+      traceContextOf(row),
+    );
+    const started = performance.now();
+    try {
+      const result = await context.with(trace.setSpan(context.active(), span), () =>
+        send({
+          url: row.url,
+          body: row.payload,
+          headers: {
+            'content-type': 'application/cloudevents+json; charset=utf-8',
+            'user-agent': userAgent,
+            'webhook-id': row.id,
+            'webhook-timestamp': Math.floor(at.getTime() / 1000).toString(),
+            'webhook-signature': signatures(row, row.id, at),
+          },
+        }),
+      );
+      if (result.status > 0) span.setAttribute('http.response.status_code', result.status);
+      if (!(result.status >= 200 && result.status < 300))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: result.excerpt.slice(0, 200) });
+      return { result, at, latencyMs: Math.round(performance.now() - started) };
+    } finally {
+      span.end();
+    }
+  }
+
+  /** Records an attempt and what follows from it, if this dispatcher still holds the lease. */
+  async function record(
+    row: Claimed & { token: string },
+    { result, at, latencyMs }: { result: AttemptResult; at: Date; latencyMs: number },
+  ): Promise<void> {
+    const success = result.status >= 200 && result.status < 300;
+    const trigger = row.manual_requested ? 'manual' : 'scheduled';
+    const scheduled = row.scheduled_attempts + (trigger === 'scheduled' ? 1 : 0);
+    const next = success ? undefined : nextAttemptAt(scheduled, at, random);
+    const status = success ? 'succeeded' : next ? 'pending' : 'failed';
+    const recordedAt = now();
+    await db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ attempts: number }>(
+        `UPDATE deliveries SET attempts = attempts + 1, scheduled_attempts = $3, status = $4, next_attempt_at = $5,
+           manual_requested = false, lease_until = NULL, lease_token = NULL, updated_at = $6
+         WHERE id = $1 AND lease_token = $2 RETURNING attempts`,
+        [row.id, row.token, scheduled, status, next ?? null, recordedAt],
+      );
+      if (!rows[0]) {
+        // The lease ran out and another dispatcher took the delivery: its record wins.
+        log.warn({ delivery_id: row.id }, 'lease lost before the attempt was recorded');
+        return;
+      }
+      await tx.query(
+        `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, response_status, latency_ms,
+           response_excerpt, outcome, trigger) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          row.id,
+          rows[0].attempts,
+          at,
+          result.status,
+          latencyMs,
+          result.excerpt,
+          success ? 'success' : 'failure',
+          trigger,
+        ],
+      );
+      if (success) {
+        await tx.query('UPDATE webhooks SET failing_since = NULL WHERE id = $1', [row.webhook_id]);
+      } else {
+        await failed(tx, row.webhook_id, at);
+      }
+    });
+    deliveryMetrics.attempts.inc({ outcome: success ? 'success' : 'failure', trigger });
+    deliveryMetrics.duration.observe({ outcome: success ? 'success' : 'failure' }, latencyMs / 1000);
+    if (status === 'failed') deliveryMetrics.exhausted.inc();
+    log.info(
+      {
+        delivery_id: row.id,
+        webhook_id: row.webhook_id,
+        event_type: row.event_type,
+        response_status: result.status,
+        outcome: success ? 'success' : 'failure',
+        trigger,
+        status,
+      },
+      'webhook attempt',
+    );
+  }
+
+  /**
+   * Notes a failure on the endpoint; one with no success since its first failure 5 or more days ago is
+   * disabled as `failing`, and its pending deliveries end as failed.
+   */
+  async function failed(tx: Parameters<Parameters<Db['transaction']>[0]>[0], webhookId: string, at: Date) {
+    const { rows } = await tx.query<{ failing_since: Date }>(
+      `UPDATE webhooks SET failing_since = COALESCE(failing_since, $2) WHERE id = $1 RETURNING failing_since`,
+      [webhookId, at],
+    );
+    const since = rows[0] && new Date(rows[0].failing_since);
+    if (!since || at.getTime() - since.getTime() < failingDisableMs) return;
+    const disabled = await tx.query(
+      `UPDATE webhooks SET enabled = false, disabled_reason = 'failing', disabled_at = $2, updated_at = $2
+       WHERE id = $1 AND enabled`,
+      [webhookId, at],
+    );
+    if (disabled.rowCount === 0) return;
+    const ended = await tx.query(
+      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, manual_requested = false, updated_at = $2
+       WHERE webhook_id = $1 AND status = 'pending'`,
+      [webhookId, at],
+    );
+    deliveryMetrics.disabled.inc();
+    deliveryMetrics.exhausted.inc(ended.rowCount);
+    log.warn(
+      { webhook_id: webhookId, failing_since: since.toISOString(), deliveries_failed: ended.rowCount },
+      'webhook disabled: every attempt failed for 5 days',
+    );
+  }
+
+  /** Claims the due deliveries (one batch), sends them at once and records each; returns how many. */
+  async function runOnce(): Promise<number> {
+    const claimed = await claim();
+    await Promise.all(
+      claimed.map(async (row) => {
+        try {
+          await record(row, await attempt(row));
+        } catch (error) {
+          // The database went away mid-way: the lease runs out and the delivery is attempted again.
+          log.error({ err: error, delivery_id: row.id }, 'webhook attempt not recorded');
+        }
+      }),
+    );
+    return claimed.length;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = true;
+  let listening: Listening | undefined;
+
+  /** Runs batches until none is full; a wake-up during a run starts another one after it. */
+  function wake(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    clearTimeout(timer);
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          if ((await runOnce()) >= batchSize) again = true;
+        } while (again && !stopped);
+      } catch (error) {
+        log.warn({ err: error }, 'looking for due webhook deliveries failed; retrying');
+      } finally {
+        running = undefined;
+        if (!stopped) timer = setTimeout(wake, pollMs);
+      }
+    })();
+  }
+
+  async function listen(): Promise<void> {
+    if (!db.listen || stopped) return;
+    try {
+      listening = await db.listen(deliveriesChannel, wake, () => {
+        listening = undefined;
+        // Polling goes on meanwhile; the listening connection is tried again after a pause.
+        setTimeout(() => void listen(), pollMs * 5).unref();
+      });
+      if (stopped) await listening.close();
+    } catch (error) {
+      log.warn({ err: error }, 'cannot listen for new deliveries; polling only');
+      setTimeout(() => void listen(), pollMs * 5).unref();
+    }
+  }
+
+  return {
+    runOnce,
+    /** Starts the loop: polls every pollMs and wakes at once on each new or retried delivery. */
+    async start(): Promise<void> {
+      stopped = false;
+      await listen();
+      wake();
+    },
+    /** Stops the loop and waits for the attempts under way to be recorded. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await listening?.close();
+      await running;
+    },
+  };
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>;

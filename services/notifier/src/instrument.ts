@@ -1,0 +1,3 @@
+import { startTelemetry } from '@costgov/telemetry';
+
+startTelemetry('notifier');
