@@ -19,8 +19,10 @@ import { withConsumeSpan } from './tracing';
 /** What a handler gets besides the payload. */
 export interface ReceivedEvent<T extends EventType = EventType> {
   attributes: CloudEventAttributes<T>;
-  /** The durable consumer that received it (the inbox key). */
+  /** The durable consumer that received it (the inbox key), its stream and the message's subject. */
   durable: string;
+  stream: string;
+  subject: string;
   /** 1 on the first delivery, 2 on the first redelivery, ... */
   deliveryCount: number;
   /** Restarts the ack wait: long handlers call it so the message is not delivered elsewhere meanwhile. */
@@ -145,6 +147,8 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
       const event: ReceivedEvent<T> = {
         attributes: decoded.attributes,
         durable,
+        stream,
+        subject: msg.subject,
         deliveryCount,
         working: () => msg.working(),
       };
