@@ -9,14 +9,17 @@ import {
   type Context,
 } from '@opentelemetry/api';
 import { Webhook } from 'standardwebhooks';
-import type { Db, Listening } from '@costgov/db';
+import type { Db, Listening, Queryable } from '@costgov/db';
 import type { Logger } from '@costgov/log';
-import { deliveriesChannel } from './delivery';
+import { deliveriesChannel, type DeliveryStatus } from './delivery';
 import { deliveryMetrics } from './metrics';
 import { failingDisableMs, nextAttemptAt } from './schedule';
 import type { AttemptResult, Send } from './send';
 
 const tracer = trace.getTracer('@costgov/notifier');
+
+/** The attempt cannot be recorded by this dispatcher; the transaction is rolled back. */
+class LeaseLost extends Error {}
 
 export const userAgent = 'costgov-webhooks/1.0 (+https://www.standardwebhooks.com)';
 
@@ -150,59 +153,79 @@ export function createDispatcher({
     }
   }
 
-  /** Records an attempt and what follows from it, if this dispatcher still holds the lease. */
+  /**
+   * Records an attempt and what follows from it, if this dispatcher still holds the lease. The endpoint
+   * row is locked first, so the records of one endpoint's attempts (and its disabling) take turns.
+   */
   async function record(
     row: Claimed & { token: string },
     { result, at, latencyMs }: { result: AttemptResult; at: Date; latencyMs: number },
   ): Promise<void> {
     const success = result.status >= 200 && result.status < 300;
+    const outcome = success ? 'success' : 'failure';
     const trigger = row.manual_requested ? 'manual' : 'scheduled';
     const scheduled = row.scheduled_attempts + (trigger === 'scheduled' ? 1 : 0);
-    const next = success ? undefined : nextAttemptAt(scheduled, at, random);
-    const status = success ? 'succeeded' : next ? 'pending' : 'failed';
-    const recordedAt = now();
-    await db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ attempts: number }>(
-        `UPDATE deliveries SET attempts = attempts + 1, scheduled_attempts = $3, status = $4, next_attempt_at = $5,
-           manual_requested = false, lease_until = NULL, lease_token = NULL, updated_at = $6
-         WHERE id = $1 AND lease_token = $2 RETURNING attempts`,
-        [row.id, row.token, scheduled, status, next ?? null, recordedAt],
-      );
-      if (!rows[0]) {
-        // The lease ran out and another dispatcher took the delivery: its record wins.
-        log.warn({ delivery_id: row.id }, 'lease lost before the attempt was recorded');
-        return;
-      }
-      await tx.query(
-        `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, response_status, latency_ms,
-           response_excerpt, outcome, trigger) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [
-          row.id,
-          rows[0].attempts,
-          at,
-          result.status,
-          latencyMs,
-          result.excerpt,
-          success ? 'success' : 'failure',
-          trigger,
-        ],
-      );
-      if (success) {
-        await tx.query('UPDATE webhooks SET failing_since = NULL WHERE id = $1', [row.webhook_id]);
-      } else {
-        await failed(tx, row.webhook_id, at);
-      }
-    });
-    deliveryMetrics.attempts.inc({ outcome: success ? 'success' : 'failure', trigger });
-    deliveryMetrics.duration.observe({ outcome: success ? 'success' : 'failure' }, latencyMs / 1000);
+    let status = 'succeeded' as DeliveryStatus;
+    let disabled: { since: Date; ended: number } | undefined;
+    const recorded = await db
+      .transaction(async (tx) => {
+        const { rows: endpoint } = await tx.query<{ enabled: boolean; disabled_reason: string | null }>(
+          'SELECT enabled, disabled_reason FROM webhooks WHERE id = $1 FOR UPDATE',
+          [row.webhook_id],
+        );
+        if (!endpoint[0]) throw new LeaseLost('the webhook was deleted');
+        let next: Date | undefined;
+        if (success) {
+          await tx.query('UPDATE webhooks SET failing_since = NULL WHERE id = $1', [row.webhook_id]);
+        } else {
+          disabled = await noteFailure(tx, row.webhook_id, at);
+          const failing = disabled !== undefined || endpoint[0].disabled_reason === 'failing';
+          next = failing ? undefined : nextAttemptAt(scheduled, at, random);
+          status = next ? 'pending' : 'failed';
+        }
+        const { rows } = await tx.query<{ attempts: number }>(
+          `UPDATE deliveries SET attempts = attempts + 1, scheduled_attempts = $3, status = $4, next_attempt_at = $5,
+             manual_requested = false, lease_until = NULL, lease_token = NULL, updated_at = $6
+           WHERE id = $1 AND lease_token = $2 RETURNING attempts`,
+          [row.id, row.token, scheduled, status, next ?? null, now()],
+        );
+        // The lease ran out and another dispatcher took the delivery: its record wins; nothing of this one stays.
+        if (!rows[0]) throw new LeaseLost('the lease ran out and another dispatcher took the delivery');
+        await tx.query(
+          `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, response_status, latency_ms,
+             response_excerpt, outcome, trigger) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [row.id, rows[0].attempts, at, result.status, latencyMs, result.excerpt, outcome, trigger],
+        );
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof LeaseLost)) throw error;
+        log.warn({ delivery_id: row.id, reason: error.message }, 'webhook attempt not recorded');
+        return false;
+      });
+    deliveryMetrics.attempts.inc({ outcome, trigger });
+    deliveryMetrics.duration.observe({ outcome }, latencyMs / 1000);
+    if (!recorded) return;
     if (status === 'failed') deliveryMetrics.exhausted.inc();
+    if (disabled) {
+      deliveryMetrics.disabled.inc();
+      deliveryMetrics.exhausted.inc(disabled.ended);
+      log.warn(
+        {
+          webhook_id: row.webhook_id,
+          failing_since: disabled.since.toISOString(),
+          deliveries_failed: disabled.ended,
+        },
+        'webhook disabled: every attempt failed for 5 days',
+      );
+    }
     log.info(
       {
         delivery_id: row.id,
         webhook_id: row.webhook_id,
         event_type: row.event_type,
         response_status: result.status,
-        outcome: success ? 'success' : 'failure',
+        outcome,
         trigger,
         status,
       },
@@ -212,32 +235,29 @@ export function createDispatcher({
 
   /**
    * Notes a failure on the endpoint; one with no success since its first failure 5 or more days ago is
-   * disabled as `failing`, and its pending deliveries end as failed.
+   * disabled as `failing`, and its other pending deliveries end as failed.
    */
-  async function failed(tx: Parameters<Parameters<Db['transaction']>[0]>[0], webhookId: string, at: Date) {
-    const { rows } = await tx.query<{ failing_since: Date }>(
-      `UPDATE webhooks SET failing_since = COALESCE(failing_since, $2) WHERE id = $1 RETURNING failing_since`,
+  async function noteFailure(
+    tx: Queryable,
+    webhookId: string,
+    at: Date,
+  ): Promise<{ since: Date; ended: number } | undefined> {
+    const { rows } = await tx.query<{ failing_since: Date; enabled: boolean }>(
+      `UPDATE webhooks SET failing_since = COALESCE(failing_since, $2) WHERE id = $1 RETURNING failing_since, enabled`,
       [webhookId, at],
     );
-    const since = rows[0] && new Date(rows[0].failing_since);
-    if (!since || at.getTime() - since.getTime() < failingDisableMs) return;
-    const disabled = await tx.query(
-      `UPDATE webhooks SET enabled = false, disabled_reason = 'failing', disabled_at = $2, updated_at = $2
-       WHERE id = $1 AND enabled`,
+    const since = new Date(rows[0]!.failing_since);
+    if (!rows[0]!.enabled || at.getTime() - since.getTime() < failingDisableMs) return undefined;
+    await tx.query(
+      `UPDATE webhooks SET enabled = false, disabled_reason = 'failing', disabled_at = $2, updated_at = $2 WHERE id = $1`,
       [webhookId, at],
     );
-    if (disabled.rowCount === 0) return;
     const ended = await tx.query(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, manual_requested = false, updated_at = $2
-       WHERE webhook_id = $1 AND status = 'pending'`,
+       WHERE webhook_id = $1 AND status = 'pending' AND lease_token IS NULL`,
       [webhookId, at],
     );
-    deliveryMetrics.disabled.inc();
-    deliveryMetrics.exhausted.inc(ended.rowCount);
-    log.warn(
-      { webhook_id: webhookId, failing_since: since.toISOString(), deliveries_failed: ended.rowCount },
-      'webhook disabled: every attempt failed for 5 days',
-    );
+    return { since, ended: ended.rowCount };
   }
 
   /** Claims the due deliveries (one batch), sends them at once and records each; returns how many. */

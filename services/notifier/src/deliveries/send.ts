@@ -21,6 +21,13 @@ export type Send = (request: OutboundRequest) => Promise<AttemptResult>;
 
 export const excerptBytes = 1024;
 
+/** node:dns `lookup` with `all: true`. */
+export type Resolve = (
+  hostname: string,
+  options: LookupOptions & { all: true },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
 /** Raised by the lookup when a resolved address is refused; its message is the attempt's excerpt. */
 class RefusedAddressError extends Error {}
 
@@ -28,11 +35,11 @@ class RefusedAddressError extends Error {}
  * A DNS lookup that refuses non-public addresses: the check applies to what the connection will use,
  * at connect time, so a name that resolves elsewhere on the next query (DNS rebinding) gains nothing.
  */
-function guardedLookup(): LookupFunction {
+function guardedLookup(resolve: Resolve, guard: boolean): LookupFunction {
   return (hostname, options: LookupOptions, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
-      for (const { address } of addresses) {
+      for (const { address } of guard ? addresses : []) {
         const problem = addressProblem(address);
         if (problem) return callback(new RefusedAddressError(problem), '', 0);
       }
@@ -58,7 +65,16 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string 
  * exchange, no redirects followed (a 3xx is an answer like any other), and at most 1 KiB of the answer
  * read. Never rejects: every outcome is an AttemptResult.
  */
-export function createSender({ policy, timeoutMs }: { policy: AddressPolicy; timeoutMs: number }): Send {
+export function createSender({
+  policy,
+  timeoutMs,
+  resolveHost = dnsLookup,
+}: {
+  policy: AddressPolicy;
+  timeoutMs: number;
+  /** The resolver (node:dns lookup); tests give one that answers what they need. */
+  resolveHost?: Resolve;
+}): Send {
   return (request) =>
     new Promise<AttemptResult>((resolve) => {
       const url = new URL(request.url);
@@ -84,7 +100,7 @@ export function createSender({ policy, timeoutMs }: { policy: AddressPolicy; tim
       const req = client.request(url, {
         method: 'POST',
         headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
-        ...(exempt ? {} : { lookup: guardedLookup() }),
+        lookup: guardedLookup(resolveHost, !exempt),
         agent: false,
       });
       const timer = setTimeout(() => {

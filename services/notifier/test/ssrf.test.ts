@@ -1,0 +1,133 @@
+import type { LookupAddress } from 'node:dns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '@costgov/ids';
+import { createSender, type Resolve } from '../src/deliveries/send';
+import { publish, startNotifier, teamCtx, violationCreated, type Fixture } from './fixture';
+import { startReceiver, type Receiver } from './receiver';
+
+let receiver: Receiver;
+const strict = { allowPrivateNetworks: false, allowedHosts: [] };
+const request = (url: string) => ({ url, headers: { 'content-type': 'application/json' }, body: '{}' });
+
+/** A resolver that answers each name with the addresses the test gives (a rebinding DNS server, say). */
+const resolverOf =
+  (answers: Record<string, string[]>): Resolve =>
+  (hostname, _options, callback) => {
+    const addresses = answers[hostname];
+    if (!addresses) {
+      const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      error.code = 'ENOTFOUND';
+      return callback(error, []);
+    }
+    callback(
+      null,
+      addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
+  };
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+
+afterAll(() => receiver?.close());
+
+describe('outbound requests (SSRF guard)', () => {
+  it.each([
+    ['a private IPv4 literal', 'http://10.0.0.1/hook', 'address 10.0.0.1 is private; refused'],
+    ['loopback', 'http://127.0.0.1:1/hook', 'address 127.0.0.1 is loopback; refused'],
+    ['IPv6 loopback', 'http://[::1]:1/hook', 'address ::1 is loopback; refused'],
+    [
+      'IPv4-mapped IPv6',
+      'http://[::ffff:169.254.169.254]/',
+      'address 169.254.169.254 is link-local; refused',
+    ],
+    ['the unspecified address', 'http://0.0.0.0:1/', 'address 0.0.0.0 is unspecified; refused'],
+    ['localhost', 'http://localhost:1/', 'host localhost is loopback; refused'],
+  ])('refuses %s before connecting', async (_, url, excerpt) => {
+    const send = createSender({ policy: strict, timeoutMs: 2_000 });
+    expect(await send(request(url))).toEqual({ status: 0, excerpt });
+  });
+
+  it.each([
+    ['loopback', ['127.0.0.1'], 'address 127.0.0.1 is loopback; refused'],
+    ['private', ['192.168.10.7'], 'address 192.168.10.7 is private; refused'],
+    ['IPv4-mapped private', ['::ffff:10.1.2.3'], 'address 10.1.2.3 is private; refused'],
+    ['unique-local', ['fc00::5'], 'address fc00::5 is unique-local; refused'],
+    ['one public, one loopback', ['93.184.216.34', '127.0.0.1'], 'address 127.0.0.1 is loopback; refused'],
+  ])('refuses a host name resolving to %s at connect time', async (_, addresses, excerpt) => {
+    const send = createSender({
+      policy: strict,
+      timeoutMs: 2_000,
+      resolveHost: resolverOf({ 'hooks.example.test': addresses }),
+    });
+    expect(await send(request(`http://hooks.example.test:${receiver.port}/hook`))).toEqual({
+      status: 0,
+      excerpt,
+    });
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('lets through a host on the allow-list, and everything when private networks are allowed', async () => {
+    const resolveHost = resolverOf({ 'relay.internal': ['127.0.0.1'] });
+    const listed = createSender({
+      policy: { allowPrivateNetworks: false, allowedHosts: ['relay.internal'] },
+      timeoutMs: 2_000,
+      resolveHost,
+    });
+    expect(await listed(request(`http://relay.internal:${receiver.port}/hook`))).toEqual({
+      status: 204,
+      excerpt: '',
+    });
+    expect(receiver.received.map((r) => r.headers.host)).toEqual([`relay.internal:${receiver.port}`]);
+    receiver.received.length = 0;
+    const open = createSender({ policy: { allowPrivateNetworks: true, allowedHosts: [] }, timeoutMs: 2_000 });
+    expect(await open(request(receiver.url()))).toEqual({ status: 204, excerpt: '' });
+  });
+
+  it('does not follow redirects: a 3xx is the answer', async () => {
+    receiver.answer((r) =>
+      r.path === '/moved'
+        ? { status: 302, headers: { location: '/target' }, body: 'moved' }
+        : { status: 200 },
+    );
+    const send = createSender({ policy: { allowPrivateNetworks: true, allowedHosts: [] }, timeoutMs: 2_000 });
+    receiver.received.length = 0;
+    expect(await send(request(receiver.url('/moved')))).toEqual({ status: 302, excerpt: 'moved' });
+    expect(receiver.received.map((r) => r.path)).toEqual(['/moved']);
+    receiver.answer(() => ({ status: 204 }));
+  });
+});
+
+describe('a refused address in the delivery log', () => {
+  let fixture: Fixture;
+
+  beforeAll(async () => {
+    fixture = await startNotifier({
+      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' },
+      send: createSender({
+        policy: strict,
+        timeoutMs: 2_000,
+        resolveHost: resolverOf({ 'rebind.example.test': ['127.0.0.1'] }),
+      }),
+    });
+  });
+
+  afterAll(() => fixture?.stop());
+
+  it('is a failed attempt with the reason, and the endpoint is never reached', async () => {
+    const ctx = teamCtx(newId('team'));
+    const { webhook } = await fixture.client.createWebhook(
+      { url: `http://rebind.example.test:${receiver.port}/hook`, events: ['*'], description: '' },
+      ctx,
+    );
+    receiver.received.length = 0;
+    await publish(fixture, violationCreated(ctx.teamId));
+    expect(await fixture.notifiers[0]!.module.dispatcher().runOnce()).toBe(1);
+    const [delivery] = (await fixture.client.listDeliveries({ webhookId: webhook!.id }, ctx)).deliveries;
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(delivery!.attemptLog).toMatchObject([
+      { responseStatus: 0, outcome: 'failure', responseExcerpt: 'address 127.0.0.1 is loopback; refused' },
+    ]);
+    expect(receiver.received).toHaveLength(0);
+  });
+});
