@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { createGuardClient } from '@costgov/client';
 import { DomainError, UnavailableError, type ErrorCode } from '@costgov/errors';
 
 /** Where the REST API is and the key that opens it: `--url`/`--api-key`, else COSTGOV_URL/COSTGOV_API_KEY. */
@@ -38,11 +39,6 @@ export function withApiOptions(command: Command, env: Record<string, string | un
     );
 }
 
-export interface ApiReply<T> {
-  data: T;
-  meta?: { current_page: number; per_page: number; total_pages: number; total_count: number };
-}
-
 /** The error envelope's code as the DomainError the CLI reports (exit 1, message and field details). */
 export function errorOf(status: number, body: unknown): DomainError {
   const error = (body as { error?: { code?: string; message?: string; details?: unknown } } | undefined)
@@ -58,48 +54,47 @@ export function errorOf(status: number, body: unknown): DomainError {
   return new DomainError((error?.code as ErrorCode | undefined) ?? 'internal_error', message, details);
 }
 
-/** A JSON client of the Guard REST API: each call resolves to the parsed body or throws a DomainError. */
-export function apiClient(options: ApiOptions) {
+/**
+ * A typed client of the Guard REST API (`@costgov/client`, generated from the OpenAPI document) for
+ * the options' URL and key. A gateway that cannot be reached is an UnavailableError saying how to
+ * start it; answers are read with `answer`.
+ */
+export function guardClient(options: ApiOptions): GuardClient {
   if (!options.apiKey)
     throw new DomainError('unauthorized', 'an API key is needed: pass --api-key or set COSTGOV_API_KEY');
   const base = options.url.replace(/\/+$/, '');
-
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
+  const reaching: typeof fetch = async (input, init) => {
     try {
-      response = await fetch(`${base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      return await fetch(input, init);
     } catch (error) {
       const reason = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
       throw new UnavailableError(
         `cannot reach the API at ${base} (${reason}); is the gateway running? (npm start, or set COSTGOV_URL)`,
       );
     }
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new DomainError(
-        'internal_error',
-        `the API answered HTTP ${response.status} with a body that is not JSON`,
-      );
-    }
-    if (!response.ok) throw errorOf(response.status, parsed);
-    return parsed as T;
-  }
-
-  return {
-    get: <T>(path: string) => call<T>('GET', path),
-    post: <T>(path: string, body: unknown) => call<T>('POST', path, body),
-    patch: <T>(path: string, body: unknown) => call<T>('PATCH', path, body),
-    delete: (path: string) => call<void>('DELETE', path),
   };
+  return createGuardClient({ baseUrl: base, apiKey: options.apiKey, fetch: reaching });
 }
 
-export type ApiClient = ReturnType<typeof apiClient>;
+export type GuardClient = ReturnType<typeof createGuardClient>;
+
+/** What a call of the typed client resolves to: the parsed body, or the error body and the response. */
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The body of a successful call; a refusal is thrown as the DomainError of its error envelope. */
+export async function answer<T>(call: Promise<Answer<T>>): Promise<T> {
+  let result: Answer<T>;
+  try {
+    result = await call;
+  } catch (error) {
+    if (error instanceof SyntaxError)
+      throw new DomainError('internal_error', 'the API answered with a body that is not JSON');
+    throw error;
+  }
+  if (!result.response.ok) throw errorOf(result.response.status, result.error);
+  return result.data as T;
+}

@@ -3,6 +3,7 @@ import { costs, identity } from '@costgov/contracts';
 import { DomainError } from '@costgov/errors';
 import { createRpcClient, type CallContext, type RpcClient } from '@costgov/rpc';
 import { version } from '../package.json';
+import { registerCheck } from './commands/check';
 import { registerConnections } from './commands/connections';
 import { registerCredits } from './commands/credits';
 import { registerIngest } from './commands/ingest';
@@ -22,6 +23,8 @@ export interface Session {
   rates(): RatesClient;
   output: Output;
   now: () => Date;
+  /** Ends the run with this exit code once the action returns (a gate's verdict), rather than 0. */
+  exitWith(code: number): void;
   /**
    * The call context of a team-scoped call, once the team is known to exist: the service answers an
    * unknown team with an empty list, or an internal error on create, rather than "not found".
@@ -58,6 +61,7 @@ const deadlineExceeded = 4;
  */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   // The service a failure to connect is reported about: identity, unless the action asked costs.
+  let exitCode: number = exitCodes.ok;
   let target = {
     service: 'identity',
     address: io.env.IDENTITY_ADDR || defaultIdentityAddress,
@@ -83,6 +87,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           },
           output: createOutput(io, mode),
           now: () => new Date(),
+          exitWith: (code) => {
+            exitCode = code;
+          },
           forTeam: async (teamId) => {
             await client.getTeam({ id: teamId });
             return { teamId };
@@ -98,7 +105,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 
   try {
     await buildProgram(io, act).parseAsync(argv, { from: 'user' });
-    return exitCodes.ok;
+    return exitCode;
   } catch (error) {
     return reportFailure(error, io, target);
   }
@@ -107,7 +114,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 function buildProgram(io: Io, act: Act): Command {
   const program = new Command('costgov')
     .description(
-      'Operate a costgov installation: teams, API keys, SCIM tokens, scan credits and exchange rates; manage connections and upload cost data (ingest) through the REST API.',
+      'Operate a costgov installation: teams, API keys, SCIM tokens, scan credits and exchange rates; manage connections, upload cost data (ingest) and gate a pipeline on a project (check) through the REST API.',
     )
     .version(version)
     .exitOverride()
@@ -137,6 +144,7 @@ function buildProgram(io: Io, act: Act): Command {
   registerConnections(program, act, io.env);
   registerIngest(program, act, io);
   registerRates(program, act, io.env);
+  registerCheck(program, act, io);
   return program;
 }
 

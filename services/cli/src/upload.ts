@@ -1,20 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { DomainError, UnavailableError } from '@costgov/errors';
-import { errorOf, type ApiOptions, type ApiReply } from './api';
+import type { components } from '@costgov/client';
+import { errorOf, type ApiOptions } from './api';
 import type { Progress } from './progress';
 
 /** The upload's answer, as `POST /v1/guard/connections/{id}/cost-data` sends it. */
-export interface IngestSummaryJson {
-  connection_id: string;
-  rows: number;
-  focus_version: string;
-  billing_periods: string[];
-  totals: Array<{ currency: string; billed_cost: number; effective_cost: number }>;
-  rows_replaced: number;
-  bytes: number;
-  duration_ms: number;
-}
+export type IngestSummaryJson = components['schemas']['IngestSummary'];
 
 /** `.csv.gz` (or any `.gz`) goes as application/gzip, anything else as text/csv. */
 export const contentTypeOf = (file: string): string =>
@@ -88,5 +80,5 @@ export async function uploadFile(
     );
   }
   if (!response.ok) throw errorOf(response.status, body);
-  return (body as ApiReply<IngestSummaryJson>).data;
+  return (body as components['schemas']['IngestSummaryEnvelope']).data;
 }

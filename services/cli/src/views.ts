@@ -1,3 +1,4 @@
+import type { components } from '@costgov/client';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { costs, identity } from '@costgov/contracts';
 
@@ -97,15 +98,8 @@ export const scimTokenView = (token: identity.ScimToken, now: Date): ScimTokenVi
 });
 
 /** A connection as the REST API answers it (snake_case, as in the OpenAPI document). */
-export interface ConnectionJson {
-  id: string;
-  name: string;
-  provider: string;
-  status: string;
-  last_ingested_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A connection as the REST API sends it. */
+export type ConnectionJson = components['schemas']['Connection'];
 
 export interface ConnectionView {
   id: string;

@@ -1,12 +1,16 @@
 import { Option, type Command } from 'commander';
 import { wholeNumber } from '../arguments';
-import { apiClient, withApiOptions, type ApiOptions, type ApiReply } from '../api';
+import type { components } from '@costgov/client';
+import { answer, guardClient, withApiOptions, type ApiOptions } from '../api';
 import { time, type Field } from '../output';
 import type { Act } from '../program';
-import { connectionView, type ConnectionJson, type ConnectionView } from '../views';
+import { connectionView, type ConnectionView } from '../views';
 
-const providers = ['aws', 'azure', 'gcp', 'oci', 'other'];
-const statuses = ['active', 'disabled'];
+type Provider = components['schemas']['ConnectionProvider'];
+type Status = components['schemas']['ConnectionStatus'];
+
+const providers: Provider[] = ['aws', 'azure', 'gcp', 'oci', 'other'];
+const statuses: Status[] = ['active', 'disabled'];
 
 const connectionFields: readonly Field<ConnectionView>[] = [
   ['id', (c) => c.id],
@@ -26,11 +30,9 @@ const connectionColumns: readonly Field<ConnectionView>[] = [
   ['last ingested', (c) => time(c.lastIngestedAt, 'never')],
 ];
 
-const path = (id: string) => `/v1/guard/connections/${encodeURIComponent(id)}`;
-
 interface ListOptions extends ApiOptions {
-  provider?: string;
-  status?: string;
+  provider?: Provider;
+  status?: Status;
   page: number;
   perPage: number;
 }
@@ -56,11 +58,17 @@ export function registerConnections(
     )
     .action(
       act(async ({ output }, options: ListOptions) => {
-        const query = new URLSearchParams({ page: String(options.page), per_page: String(options.perPage) });
-        if (options.provider) query.set('provider', options.provider);
-        if (options.status) query.set('status', options.status);
-        const reply = await apiClient(options).get<ApiReply<ConnectionJson[]>>(
-          `/v1/guard/connections?${query}`,
+        const reply = await answer(
+          guardClient(options).GET('/v1/guard/connections', {
+            params: {
+              query: {
+                page: options.page,
+                per_page: options.perPage,
+                provider: options.provider,
+                status: options.status,
+              },
+            },
+          }),
         );
         output.list(reply.data.map(connectionView), connectionColumns, (c) => c.id, 'No connections.');
         const meta = reply.meta;
@@ -76,11 +84,10 @@ export function registerConnections(
     .argument('<name>', 'unique within the team, e.g. aws-prod-payer')
     .addOption(new Option('--provider <provider>', 'cloud provider').choices(providers).makeOptionMandatory())
     .action(
-      act(async ({ output }, name: string, options: ApiOptions & { provider: string }) => {
-        const reply = await apiClient(options).post<ApiReply<ConnectionJson>>('/v1/guard/connections', {
-          name,
-          provider: options.provider,
-        });
+      act(async ({ output }, name: string, options: ApiOptions & { provider: Provider }) => {
+        const reply = await answer(
+          guardClient(options).POST('/v1/guard/connections', { body: { name, provider: options.provider } }),
+        );
         output.show(connectionView(reply.data), connectionFields, (c) => c.id);
       }),
     );
@@ -90,7 +97,9 @@ export function registerConnections(
     .argument('<connection-id>')
     .action(
       act(async ({ output }, id: string, options: ApiOptions) => {
-        const reply = await apiClient(options).get<ApiReply<ConnectionJson>>(path(id));
+        const reply = await answer(
+          guardClient(options).GET('/v1/guard/connections/{id}', { params: { path: { id } } }),
+        );
         output.show(connectionView(reply.data), connectionFields, (c) => c.id);
       }),
     );
@@ -105,7 +114,7 @@ export function registerConnections(
         async (
           { output },
           id: string,
-          options: ApiOptions & { name?: string; status?: string },
+          options: ApiOptions & { name?: string; status?: Status },
           command: Command,
         ) => {
           if (options.name === undefined && options.status === undefined)
@@ -113,10 +122,12 @@ export function registerConnections(
               exitCode: 2,
               code: 'costgov.noChange',
             });
-          const reply = await apiClient(options).patch<ApiReply<ConnectionJson>>(path(id), {
-            name: options.name,
-            status: options.status,
-          });
+          const reply = await answer(
+            guardClient(options).PATCH('/v1/guard/connections/{id}', {
+              params: { path: { id } },
+              body: { name: options.name, status: options.status },
+            }),
+          );
           output.show(connectionView(reply.data), connectionFields, (c) => c.id);
         },
       ),
@@ -127,7 +138,7 @@ export function registerConnections(
     .argument('<connection-id>')
     .action(
       act(async ({ output }, id: string, options: ApiOptions) => {
-        await apiClient(options).delete(path(id));
+        await answer(guardClient(options).DELETE('/v1/guard/connections/{id}', { params: { path: { id } } }));
         output.done(`Deleted connection ${id} and its cost data.`, id, { deleted: id });
       }),
     );

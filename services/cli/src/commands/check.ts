@@ -1,0 +1,113 @@
+import { writeFile } from 'node:fs/promises';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { DomainError } from '@costgov/errors';
+import { version } from '../../package.json';
+import { answer, guardClient, withApiOptions, type ApiOptions } from '../api';
+import { checkProject, type CheckPolicy } from '../check/gate';
+import { junitXml } from '../check/junit';
+import { reportJson, reportText } from '../check/report';
+import { defaultSarifPath, sarifLog } from '../check/sarif';
+import { severities, type Severity } from '../check/severity';
+import type { Io } from '../output';
+import type { Act } from '../program';
+
+/** What a pipeline branches on: the gate passed, the policy failed, or the project could not be checked. */
+export const checkExitCodes = { pass: 0, failed: 1, couldNotCheck: 2 } as const;
+
+interface CheckOptions extends ApiOptions {
+  project: string;
+  failOn: Severity;
+  maxSpendPercentage?: number;
+  ignoreAcknowledged?: boolean;
+  junit?: string;
+  sarif?: string;
+  sarifPath: string;
+}
+
+/** A percentage above 0, decimals allowed (e.g. 90 or 99.5). */
+function percentage(text: string): number {
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0) || value > 100_000)
+    throw new InvalidArgumentError('Expected a percentage above 0, like 90 or 99.5.');
+  return value;
+}
+
+/**
+ * `costgov check --project ID`: the CI gate. Exit 0 when nothing open reaches the policy, 1 when
+ * something does (the table lists it), 2 when the check could not be made: bad arguments (commander's
+ * usage errors), no key, an unreachable gateway, a refused key, an unknown project, a server error, or
+ * a report file that cannot be written. A gate must never pass because it could not look.
+ */
+export function registerCheck(program: Command, act: Act, io: Io): void {
+  withApiOptions(program.command('check'), io.env)
+    .description(
+      "fail a pipeline on a project's open violations and findings at or above a severity, or on budgets over a spend limit (exit 0 pass, 1 failed, 2 could not check)",
+    )
+    .addOption(new Option('--project <project-id>', 'the project to check (prj_...)').makeOptionMandatory())
+    .addOption(
+      new Option(
+        '--fail-on <severity>',
+        'lowest severity that fails, on one scale for violations and findings: info < low < medium < warning < high < critical',
+      )
+        .choices(severities)
+        .default('high'),
+    )
+    .addOption(
+      new Option(
+        '--max-spend-percentage <n>',
+        'also fail when a budget (not archived) has used N % or more of its amount this period',
+      ).argParser(percentage),
+    )
+    .option('--ignore-acknowledged', 'count only open violations, not acknowledged ones')
+    .option('--junit <file>', 'write a JUnit XML report (one test case per policy rule and per item)')
+    .option('--sarif <file>', 'write a SARIF 2.1.0 log for GitHub code scanning')
+    .addOption(
+      new Option('--sarif-path <path>', 'repository file the SARIF results point at').default(
+        defaultSarifPath(io.env),
+        'the workflow file of GITHUB_WORKFLOW_REF, else README.md',
+      ),
+    )
+    .action(
+      act(async ({ exitWith }, options: CheckOptions, command: Command) => {
+        const globals = command.optsWithGlobals<{ json?: boolean; quiet?: boolean }>();
+        const policy: CheckPolicy = {
+          failOn: options.failOn,
+          maxSpendPercentage: options.maxSpendPercentage,
+          ignoreAcknowledged: options.ignoreAcknowledged ?? false,
+        };
+        try {
+          const client = guardClient(options);
+          const outcome = await checkProject(client, options.project, policy);
+          if (options.junit) await writeReport(options.junit, junitXml(outcome, new Date()));
+          if (options.sarif) {
+            const rules = await answer(client.GET('/v1/guard/rules'));
+            await writeReport(
+              options.sarif,
+              sarifLog(outcome, rules.data, { artifactPath: options.sarifPath, version }),
+            );
+          }
+          if (globals.json) io.stdout.write(`${JSON.stringify(reportJson(outcome), null, 2)}\n`);
+          else if (globals.quiet) io.stdout.write(`${outcome.passed ? 'pass' : 'fail'}\n`);
+          else io.stdout.write(reportText(outcome));
+          exitWith(outcome.passed ? checkExitCodes.pass : checkExitCodes.failed);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          const details =
+            error instanceof DomainError
+              ? error.details.map(({ field, message: text }) => `  ${field}: ${text}\n`).join('')
+              : '';
+          io.stderr.write(`error: could not check project ${options.project}: ${message}\n${details}`);
+          exitWith(checkExitCodes.couldNotCheck);
+        }
+      }),
+    );
+}
+
+/** Writes a report file; a path that cannot be written is a DomainError naming it. */
+async function writeReport(path: string, text: string): Promise<void> {
+  try {
+    await writeFile(path, text, 'utf8');
+  } catch (error) {
+    throw new DomainError('bad_request', `cannot write ${path}: ${(error as Error).message}`);
+  }
+}
