@@ -12,7 +12,7 @@ import {
 } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { isEventType, type EventType, type PayloadOf } from './catalogue';
-import { decodeEvent, UndecodableEventError, type CloudEventAttributes } from './decode';
+import { decodeEvent, type CloudEventAttributes } from './decode';
 import { assertNamespace, defaultNamespace, streamOf, streamSubjectsOf, subjectOf } from './subjects';
 import { withConsumeSpan } from './tracing';
 
@@ -140,7 +140,7 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
           { durable, nats_subject: msg.subject, ...errorFields(error) },
           'undecodable event terminated',
         );
-        msg.term(error instanceof UndecodableEventError ? error.message : 'undecodable');
+        msg.term(); // no reason: servers before 2.10 ignore a `+TERM <reason>`
         return;
       }
       const deliveryCount = msg.info.deliveryCount;
@@ -166,7 +166,7 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
         };
         if (deliveryCount >= resolved.maxDeliver) {
           log.error(fields, 'event handler failed on its last delivery; event given up');
-          msg.term(`handler failed ${deliveryCount} times`);
+          msg.term();
         } else {
           log.warn(fields, 'event handler failed; redelivering after a backoff');
           msg.nak(Math.min(resolved.backoffMs * 2 ** (deliveryCount - 1), maxBackoffMs));
