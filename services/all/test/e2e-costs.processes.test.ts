@@ -3,6 +3,7 @@ import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/t
 import pg from 'pg';
 import { identity } from '@costgov/contracts';
 import { createRpcClient } from '@costgov/rpc';
+import { createGuardClient, listAll, unwrap, type components, type GuardClient } from '@costgov/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
@@ -81,19 +82,16 @@ function focusFile(costs: number[]): string {
   return `${header}\n${lines.join('\n')}\n`;
 }
 
-interface Reply {
-  status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
+type Violation = components['schemas']['Violation'];
 
-interface Violation {
-  id: string;
-  budget_id: string;
-  project_id: string;
-  severity: string;
-  status: string;
-  threshold_percentage: number;
-  current_value: number;
+/** The data of an answer that has the expected status; otherwise the test fails showing the error body. */
+async function expectStatus<O extends { data?: unknown; error?: unknown; response: Response }>(
+  call: Promise<O>,
+  status: number,
+): Promise<NonNullable<O['data']>> {
+  const { data, error, response } = await call;
+  expect(response.status, JSON.stringify(error)).toBe(status);
+  return data as NonNullable<O['data']>;
 }
 
 describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every service its own process', () => {
@@ -104,72 +102,73 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
   const procs: Proc[] = [];
   let backends: Backends;
   let url = '';
+  /** The REST API through the typed client (@costgov/client), as the bootstrap key. */
+  let api: GuardClient;
   let db: pg.Client;
   let nc: NatsConnection;
   let jsm: JetStreamManager;
 
   const admin = () => new pg.Client({ connectionString: serverUrl });
 
-  async function call(method: string, path: string, body?: unknown): Promise<Reply> {
-    const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  async function upload(connectionId: string, costs: number[]) {
+    const summary = await expectStatus(
+      api.POST('/v1/guard/connections/{id}/cost-data', {
+        params: { path: { id: connectionId } },
+        headers: { 'content-type': 'text/csv' },
+        body: focusFile(costs),
+      }),
+      200,
+    );
+    expect(summary.data).toMatchObject({ connection_id: connectionId, rows: costs.length });
+    expect(summary.data.totals).toHaveLength(1);
+    expect(summary.data.totals[0]!.currency).toBe('USD');
+    expect(summary.data.totals[0]!.effective_cost).toBeCloseTo(sumOf(costs), 6);
+    return summary.data;
   }
 
-  async function upload(connectionId: string, costs: number[]): Promise<Reply> {
-    const response = await fetch(`${url}/v1/guard/connections/${connectionId}/cost-data`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'text/csv' },
-      body: focusFile(costs),
-    });
-    const reply: Reply = { status: response.status, body: await response.json() };
-    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body.data).toMatchObject({ connection_id: connectionId, rows: costs.length });
-    expect(reply.body.data.totals).toHaveLength(1);
-    expect(reply.body.data.totals[0].currency).toBe('USD');
-    expect(reply.body.data.totals[0].effective_cost).toBeCloseTo(sumOf(costs), 6);
-    return reply;
-  }
+  const budgetOf = async (id: string) =>
+    (await api.GET('/v1/guard/budgets/{id}', { params: { path: { id } } })).data?.data;
+  const projectOf = async (id: string) =>
+    (await unwrap(api.GET('/v1/guard/projects/{id}', { params: { path: { id } } }))).data;
+  const violationOf = async (id: string) =>
+    (await unwrap(api.GET('/v1/guard/violations/{id}', { params: { path: { id } } }))).data;
 
   /** A connection, a project on it and a monthly budget of 1000 USD at 50, 80 and 100 %. */
   async function setUp(name: string): Promise<{ connectionId: string; projectId: string; budgetId: string }> {
-    const connection = await call('POST', '/v1/guard/connections', { name, provider: 'aws' });
-    expect(connection.status, JSON.stringify(connection.body)).toBe(201);
-    const project = await call('POST', '/v1/guard/projects', {
-      name,
-      connection_ids: [connection.body.data.id],
-    });
-    expect(project.status, JSON.stringify(project.body)).toBe(201);
-    const budget = await call('POST', '/v1/guard/budgets', {
-      project_id: project.body.data.id,
-      name: `${name} monthly`,
-      amount: budgetAmount,
-      currency: 'USD',
-      period: 'monthly',
-      thresholds: [50, 80, 100],
-    });
-    expect(budget.status, JSON.stringify(budget.body)).toBe(201);
-    expect(budget.body.data).toMatchObject({ current_spend: 0, status: 'active' });
-    return {
-      connectionId: connection.body.data.id,
-      projectId: project.body.data.id,
-      budgetId: budget.body.data.id,
-    };
+    const connection = (
+      await expectStatus(api.POST('/v1/guard/connections', { body: { name, provider: 'aws' } }), 201)
+    ).data;
+    const project = (
+      await expectStatus(
+        api.POST('/v1/guard/projects', { body: { name, connection_ids: [connection.id] } }),
+        201,
+      )
+    ).data;
+    const budget = (
+      await expectStatus(
+        api.POST('/v1/guard/budgets', {
+          body: {
+            project_id: project.id,
+            name: `${name} monthly`,
+            amount: budgetAmount,
+            currency: 'USD',
+            period: 'monthly',
+            thresholds: [50, 80, 100],
+          },
+        }),
+        201,
+      )
+    ).data;
+    expect(budget).toMatchObject({ current_spend: 0, status: 'active' });
+    return { connectionId: connection.id, projectId: project.id, budgetId: budget.id };
   }
 
+  /** Every violation of the budget, every page of the list, by threshold. */
   const violationsOf = async (budgetId: string): Promise<Violation[]> => {
-    const reply = await call(
-      'GET',
-      `/v1/guard/violations?budget_id=${budgetId}&sort=threshold_value&per_page=100`,
-    );
-    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    return reply.body.data;
+    const violations: Violation[] = [];
+    const query = { budget_id: budgetId, sort: 'threshold_value' } as const;
+    for await (const violation of listAll(api, '/v1/guard/violations', { query })) violations.push(violation);
+    return violations;
   };
   const shape = (violations: Violation[]) =>
     violations.map((v) => [v.threshold_percentage, v.severity, v.current_value] as const);
@@ -225,10 +224,8 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     step: number,
   ): Promise<Violation[]> {
     const budget = await eventually(async () => {
-      const read = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
-      return read.status === 200 && Math.abs(read.body.data.current_spend - spends[step]!) < 1e-6
-        ? read.body.data
-        : undefined;
+      const read = await budgetOf(ids.budgetId);
+      return read && Math.abs(read.current_spend - spends[step]!) < 1e-6 ? read : undefined;
     }, slow);
     const expected = expectedAfter[step]!;
     await eventually(
@@ -244,17 +241,13 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     for (const violation of violations) {
       expect(violation).toMatchObject({ project_id: ids.projectId, budget_id: ids.budgetId, status: 'open' });
     }
-    const read = (await call('GET', `/v1/guard/budgets/${ids.budgetId}`)).body.data;
+    const read = (await budgetOf(ids.budgetId))!;
     expect(read.current_spend).toBeCloseTo(spends[step]!, 6);
     expect(read.percentage_used).toBeCloseTo((spends[step]! / budgetAmount) * 100, 2);
     expect(read.status).toBe(step === 2 ? 'breached' : 'active');
-    expect(read.thresholds.map((t: { notified_at: string | null }) => t.notified_at !== null)).toEqual([
-      true,
-      step >= 1,
-      step >= 2,
-    ]);
+    expect(read.thresholds.map((t) => t.notified_at !== null)).toEqual([true, step >= 1, step >= 2]);
     expect(budget.id).toBe(ids.budgetId);
-    const project = (await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data;
+    const project = await projectOf(ids.projectId);
     expect(project.violation_count).toBe(expected.length);
     return violations;
   }
@@ -297,6 +290,7 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
       procs,
     );
     url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
+    api = createGuardClient({ baseUrl: url, apiKey });
     db = new pg.Client({ connectionString: databaseUrl() });
     await db.connect();
     nc = await connect({ servers: process.env.NATS_URL });
@@ -319,10 +313,10 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     async () => {
       const ids = await setUp('scanned');
       await upload(ids.connectionId, exports[2]!); // 1010.25 of 1000 USD: breached
-      await eventually(async () => {
-        const budget = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
-        return budget.body.data.status === 'breached' ? true : undefined;
-      }, slow);
+      await eventually(
+        async () => ((await budgetOf(ids.budgetId))?.status === 'breached' ? true : undefined),
+        slow,
+      );
       // Scan credits are an operator's grant (gRPC to identity); everything else goes through REST.
       const identityClient = createRpcClient(identity.IdentityService, backends.identity);
       try {
@@ -332,17 +326,27 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
         identityClient.close();
       }
 
-      const created = await call('POST', '/v1/guard/scans', { project_id: ids.projectId });
-      expect(created.status, JSON.stringify(created.body)).toBe(202);
-      expect(created.body.data).toMatchObject({ status: 'pending', credits_used: 1 });
+      // With an Idempotency-Key, the retry of a scan request that timed out starts (and pays) nothing.
+      const startScan = () =>
+        api.POST('/v1/guard/scans', {
+          params: { header: { 'Idempotency-Key': `scan-${ids.projectId}` } },
+          body: { project_id: ids.projectId },
+        });
+      const created = (await expectStatus(startScan(), 202)).data;
+      expect(created).toMatchObject({ status: 'pending', credits_used: 1 });
+      const retried = await startScan();
+      expect(retried.response.headers.get('idempotent-replayed')).toBe('true');
+      expect(retried.data?.data.id).toBe(created.id);
       const scan = await eventually(async () => {
-        const read = await call('GET', `/v1/guard/scans/${created.body.data.id}`);
-        return read.body.data.status === 'completed' ? read.body.data : undefined;
+        const read = await unwrap(api.GET('/v1/guard/scans/{id}', { params: { path: { id: created.id } } }));
+        return read.data.status === 'completed' ? read.data : undefined;
       }, slow);
       // The file's rows carry no tags at all: all of the connection's spend is unallocated.
-      const findings = (await call('GET', `/v1/guard/findings?scan_id=${scan.id}&per_page=100`)).body;
-      expect(findings.meta.total_count).toBe(scan.findings_count);
-      expect(findings.data).toContainEqual(
+      const findings = [];
+      for await (const finding of listAll(api, '/v1/guard/findings', { query: { scan_id: scan.id } }))
+        findings.push(finding);
+      expect(findings).toHaveLength(scan.findings_count);
+      expect(findings).toContainEqual(
         expect.objectContaining({
           rule_id: 'spend-unallocated-share',
           project_id: ids.projectId,
@@ -350,18 +354,22 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
         }),
       );
 
-      for (const finding of findings.data as Array<{ id: string }>) {
-        const suppressed = await call('PATCH', `/v1/guard/findings/${finding.id}`, {
-          status: 'suppressed',
-          reason: 'Tagging lands with the next release.',
-        });
-        expect(suppressed.status, JSON.stringify(suppressed.body)).toBe(200);
+      for (const finding of findings) {
+        await expectStatus(
+          api.PATCH('/v1/guard/findings/{id}', {
+            params: { path: { id: finding.id } },
+            body: { status: 'suppressed', reason: 'Tagging lands with the next release.' },
+          }),
+          200,
+        );
       }
       // Budget compliance 0 of 40 (its one budget is breached), tag coverage 30 (the team requires no
       // tag), adoption 30 (every finding suppressed): 60, grade D.
-      const posture = await call('GET', `/v1/guard/cost-posture?project_id=${ids.projectId}`);
-      expect(posture.status, JSON.stringify(posture.body)).toBe(200);
-      expect(posture.body.data).toMatchObject({
+      const posture = await expectStatus(
+        api.GET('/v1/guard/cost-posture', { params: { query: { project_id: ids.projectId } } }),
+        200,
+      );
+      expect(posture.data).toMatchObject({
         score: 60,
         max_score: 100,
         grade: 'D',
@@ -381,55 +389,60 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
       await upload(ids.connectionId, exports[1]!);
       await expectCrossings(ids, 1);
       const third = await upload(ids.connectionId, exports[2]!);
-      expect(third.body.data.rows_replaced).toBe(exports[1]!.length);
+      expect(third.rows_replaced).toBe(exports[1]!.length);
       const [info, warning, critical] = await expectCrossings(ids, 2);
 
       // The same file again replaces the period with itself: same spend, no new violation.
       const again = await upload(ids.connectionId, exports[2]!);
-      expect(again.body.data.rows_replaced).toBe(exports[2]!.length);
+      expect(again.rows_replaced).toBe(exports[2]!.length);
       await expectCrossings(ids, 2);
 
-      const acknowledged = await call('POST', `/v1/guard/violations/${warning!.id}/acknowledge`, {
-        note: 'Traffic spike from the sale; scaling down tonight.',
-      });
-      expect(acknowledged.status, JSON.stringify(acknowledged.body)).toBe(200);
-      expect(acknowledged.body.data).toMatchObject({
+      const byWarningId = { params: { path: { id: warning!.id } } };
+      const acknowledged = await expectStatus(
+        api.POST('/v1/guard/violations/{id}/acknowledge', {
+          ...byWarningId,
+          body: { note: 'Traffic spike from the sale; scaling down tonight.' },
+        }),
+        200,
+      );
+      expect(acknowledged.data).toMatchObject({
         id: warning!.id,
         status: 'acknowledged',
         acknowledgement_note: 'Traffic spike from the sale; scaling down tonight.',
         acknowledged_at: expect.stringMatching(/Z$/),
       });
-      const twice = await call('POST', `/v1/guard/violations/${warning!.id}/acknowledge`, { note: 'again' });
-      expect(twice.status).toBe(409);
-      expect(twice.body.error.code).toBe('conflict');
+      const twice = await api.POST('/v1/guard/violations/{id}/acknowledge', {
+        ...byWarningId,
+        body: { note: 'again' },
+      });
+      expect(twice.response.status).toBe(409);
+      expect(twice.error?.error.code).toBe('conflict');
       // Acknowledged violations still count.
       await quiet();
-      expect((await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data.violation_count).toBe(3);
+      expect((await projectOf(ids.projectId)).violation_count).toBe(3);
 
-      const resolved = await call('POST', `/v1/guard/violations/${warning!.id}/resolve`, {
-        note: 'Scaled down.',
-      });
-      expect(resolved.status, JSON.stringify(resolved.body)).toBe(200);
-      expect(resolved.body.data).toMatchObject({
+      const resolved = await expectStatus(
+        api.POST('/v1/guard/violations/{id}/resolve', { ...byWarningId, body: { note: 'Scaled down.' } }),
+        200,
+      );
+      expect(resolved.data).toMatchObject({
         status: 'resolved',
         resolution_note: 'Scaled down.',
         resolved_at: expect.stringMatching(/Z$/),
       });
-      expect((await call('GET', `/v1/guard/violations/${warning!.id}`)).body.data.status).toBe('resolved');
-      expect((await call('GET', `/v1/guard/violations/${critical!.id}`)).body.data.status).toBe('open');
-      expect((await call('GET', `/v1/guard/violations/${info!.id}`)).body.data.status).toBe('open');
+      expect((await violationOf(warning!.id)).status).toBe('resolved');
+      expect((await violationOf(critical!.id)).status).toBe('open');
+      expect((await violationOf(info!.id)).status).toBe('open');
       await eventually(
-        async () =>
-          (await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data.violation_count === 2
-            ? true
-            : undefined,
+        async () => ((await projectOf(ids.projectId)).violation_count === 2 ? true : undefined),
         slow,
       );
-      expect(
-        (await call('GET', `/v1/guard/violations?budget_id=${ids.budgetId}&status=resolved`)).body.data.map(
-          (v: Violation) => v.id,
-        ),
-      ).toEqual([warning!.id]);
+      const resolvedOnes = await unwrap(
+        api.GET('/v1/guard/violations', {
+          params: { query: { budget_id: ids.budgetId, status: 'resolved' } },
+        }),
+      );
+      expect(resolvedOnes.data.map((v) => v.id)).toEqual([warning!.id]);
     },
     10 * slow,
   );
@@ -441,18 +454,20 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
 
       await upload(ids.connectionId, exports[0]!);
       // The threshold event is written: kill violations while it may still be on its way to it.
-      await eventually(async () => {
-        const read = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
-        return read.body.data?.thresholds[0].notified_at ? true : undefined;
-      }, slow);
+      await eventually(
+        async () => ((await budgetOf(ids.budgetId))?.thresholds[0]?.notified_at ? true : undefined),
+        slow,
+      );
       await kill('violations');
       await upload(ids.connectionId, exports[1]!);
       // Budgets evaluates the upload while violations is down; its event waits in JetStream.
-      await eventually(async () => {
-        const read = await call('GET', `/v1/guard/budgets/${ids.budgetId}`);
-        return read.body.data?.thresholds[1].notified_at ? true : undefined;
-      }, slow);
-      expect((await call('GET', '/v1/guard/violations')).status).toBe(503);
+      await eventually(
+        async () => ((await budgetOf(ids.budgetId))?.thresholds[1]?.notified_at ? true : undefined),
+        slow,
+      );
+      const down = await api.GET('/v1/guard/violations');
+      expect(down.response.status).toBe(503);
+      expect(down.error?.error.code).toBe('service_unavailable');
       await restart('violations');
       await expectCrossings(ids, 1);
 
@@ -487,12 +502,12 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
 
       // The restarted processes still take part: a resolve reaches the count budgets keeps.
       const [info] = await violationsOf(ids.budgetId);
-      expect((await call('POST', `/v1/guard/violations/${info!.id}/resolve`)).status).toBe(200);
+      await expectStatus(
+        api.POST('/v1/guard/violations/{id}/resolve', { params: { path: { id: info!.id } } }),
+        200,
+      );
       await eventually(
-        async () =>
-          (await call('GET', `/v1/guard/projects/${ids.projectId}`)).body.data.violation_count === 2
-            ? true
-            : undefined,
+        async () => ((await projectOf(ids.projectId)).violation_count === 2 ? true : undefined),
         slow,
       );
     },

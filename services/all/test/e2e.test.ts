@@ -17,37 +17,30 @@ import {
   waitForReady,
   type Proc,
 } from '@costgov/testing';
+import { createGuardClient, unwrap } from '@costgov/client';
 
 const apiKey = 'cg_live_e2ebootstrapkey00000000000000000000';
 
 /** The REST flow both topologies must pass: create, list, read, update, delete a project. */
 async function projectLifecycle(url: string, key: string): Promise<string> {
-  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const created = await fetch(`${url}/v1/guard/projects`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ name: 'e2e' }),
-  });
-  expect(created.status).toBe(201);
-  const id = ((await created.json()) as { data: { id: string } }).data.id;
-  const list = (await (await fetch(`${url}/v1/guard/projects`, { headers: auth })).json()) as {
-    data: { id: string }[];
-    meta: { total_count: number };
-  };
+  const client = createGuardClient({ baseUrl: url, apiKey: key });
+  const created = await client.POST('/v1/guard/projects', { body: { name: 'e2e' } });
+  expect(created.response.status, JSON.stringify(created.error)).toBe(201);
+  const id = created.data!.data.id;
+  const list = await unwrap(client.GET('/v1/guard/projects'));
   expect(list.data.map((p) => p.id)).toEqual([id]);
   expect(list.meta.total_count).toBe(1);
-  const read = await fetch(`${url}/v1/guard/projects/${id}`, { headers: auth });
-  expect(((await read.json()) as { data: { budgets: unknown[] } }).data.budgets).toEqual([]);
-  const patched = await fetch(`${url}/v1/guard/projects/${id}`, {
-    method: 'PATCH',
-    headers: auth,
-    body: JSON.stringify({ name: 'e2e-renamed' }),
-  });
-  expect(((await patched.json()) as { data: { name: string } }).data.name).toBe('e2e-renamed');
-  expect((await fetch(`${url}/v1/guard/projects/${id}`, { method: 'DELETE', headers: auth })).status).toBe(
-    204,
+  const byId = { params: { path: { id } } };
+  const read = await unwrap(client.GET('/v1/guard/projects/{id}', byId));
+  expect(read.data.budgets).toEqual([]);
+  const patched = await unwrap(
+    client.PATCH('/v1/guard/projects/{id}', { ...byId, body: { name: 'e2e-renamed' } }),
   );
-  expect((await fetch(`${url}/v1/guard/projects/${id}`, { headers: auth })).status).toBe(404);
+  expect(patched.data.name).toBe('e2e-renamed');
+  expect((await client.DELETE('/v1/guard/projects/{id}', byId)).response.status).toBe(204);
+  const gone = await client.GET('/v1/guard/projects/{id}', byId);
+  expect(gone.response.status).toBe(404);
+  expect(gone.error?.error.code).toBe('not_found');
   return id;
 }
 
@@ -180,10 +173,10 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
     // The requests show in Prometheus metrics: HTTP at the gateway, gRPC at the services.
     const metrics = await (await fetch(metricsUrl)).text();
     expect(metrics).toMatch(
-      /^http_server_request_duration_seconds_count\{[^}]*route="\/v1\/guard\/projects\/:id"[^}]*\} [1-9]/m,
+      /^http_server_request_duration_seconds_count\{[^}]*http_route="\/v1\/guard\/projects\/:id"[^}]*\} [1-9]/m,
     );
     expect(metrics).toMatch(
-      /^rpc_server_duration_seconds_count\{[^}]*method="GetProject"[^}]*code="OK"[^}]*\} [1-9]/m,
+      /^rpc_server_duration_seconds_count\{[^}]*rpc_method="GetProject"[^}]*rpc_grpc_status_code="0"[^}]*\} [1-9]/m,
     );
   }, 60_000);
 });
