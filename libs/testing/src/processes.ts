@@ -83,6 +83,7 @@ export interface Backends {
   violations: string;
   costs: string;
   scanner: string;
+  notifier: string;
 }
 
 type Addresses = Pick<Backends, 'identity' | 'budgets' | 'costs'>;
@@ -97,13 +98,15 @@ export function dependencyEnv(service: string, at: Addresses): NodeJS.ProcessEnv
       return { IDENTITY_ADDR: at.identity, COSTS_ADDR: at.costs };
     case 'scanner':
       return { IDENTITY_ADDR: at.identity, COSTS_ADDR: at.costs, BUDGETS_ADDR: at.budgets };
+    // The notifier only consumes events: it calls no other service.
+    case 'notifier':
     default:
       return {};
   }
 }
 
 /**
- * identity, costs, budgets, violations and scanner, each as its own process on free loopback ports: the production
+ * identity, costs, budgets, violations, scanner and notifier, each as its own process on free loopback ports: the production
  * topology, as the end-to-end tests and the benchmark run it.
  */
 export async function startBackends(
@@ -111,8 +114,8 @@ export async function startBackends(
   procs: Proc[],
   nodeArgs: string[] = [],
 ): Promise<Backends> {
-  const [identity, budgets, violations, costs, scanner, ...metrics] = await Promise.all(
-    Array.from({ length: 10 }, freePort),
+  const [identity, budgets, violations, costs, scanner, notifier, ...metrics] = await Promise.all(
+    Array.from({ length: 12 }, freePort),
   );
   const { GUARD_BOOTSTRAP_API_KEY, ...shared } = env;
   const service = (name: string, grpcPort: number, metricsPort: number, extra: NodeJS.ProcessEnv = {}) =>
@@ -133,6 +136,7 @@ export async function startBackends(
     service('budgets', budgets!, metrics[1]!, dependencyEnv('budgets', at)),
     service('violations', violations!, metrics[2]!),
     service('scanner', scanner!, metrics[4]!, dependencyEnv('scanner', at)),
+    service('notifier', notifier!, metrics[5]!, dependencyEnv('notifier', at)),
   );
   return {
     env: shared,
@@ -141,6 +145,7 @@ export async function startBackends(
     violations: `127.0.0.1:${violations}`,
     costs: `127.0.0.1:${costs}`,
     scanner: `127.0.0.1:${scanner}`,
+    notifier: `127.0.0.1:${notifier}`,
   };
 }
 
@@ -173,6 +178,7 @@ export async function startGatewayProcess(
       VIOLATIONS_ADDR: backends.violations,
       COSTS_ADDR: backends.costs,
       SCANNER_ADDR: backends.scanner,
+      NOTIFIER_ADDR: backends.notifier,
       ...env,
     },
     nodeArgs,

@@ -5,6 +5,7 @@ import type { Bus } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import { gatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@costgov/gateway';
 import { identityModule, printBootstrap, type BootstrapResult } from '@costgov/identity';
+import { notifierModule } from '@costgov/notifier';
 import { loadConfig } from '@costgov/config';
 import type { Logger } from '@costgov/log';
 import { connectBus, startService, type RunningService } from '@costgov/runtime';
@@ -85,7 +86,9 @@ export async function startSystem(
     }),
     at(config.SCANNER_ADDR),
   );
-  const services = [identity, costs, budgets, violations, scanner];
+  // Webhook deliveries: WEBHOOK_* settings from the environment.
+  const notifier = await startService(notifierModule(), at(config.NOTIFIER_ADDR));
+  const services = [identity, costs, budgets, violations, scanner, notifier];
   const gateway = await startGateway(
     {
       ...config,
@@ -94,6 +97,7 @@ export async function startSystem(
       VIOLATIONS_ADDR: `127.0.0.1:${violations.port}`,
       COSTS_ADDR: `127.0.0.1:${costs.port}`,
       SCANNER_ADDR: `127.0.0.1:${scanner.port}`,
+      NOTIFIER_ADDR: `127.0.0.1:${notifier.port}`,
     },
     logger,
     { bus },
