@@ -48,11 +48,29 @@ export interface Consumer {
   stop(): Promise<void>;
 }
 
+/** Messages a durable consumer has not been handed yet, for the consumer lag gauge. */
+export interface ConsumerLag {
+  system: 'nats' | 'memory';
+  durable: string;
+  pending: number;
+}
+
+/** What a bus tells the process's metrics. */
+export interface BusObserver {
+  /** A message is handed to a durable again (a failed handler, an expired ack wait). */
+  redelivered?(delivery: { system: 'nats' | 'memory'; durable: string }): void;
+}
+
 /** The event bus: NATS JetStream in production, in-process for the embedded default. */
 export interface Bus {
   /** Resolves once the bus has stored the event. Needs no transaction: use the outbox for that. */
   publish(event: CloudEvent, options?: PublishOptions): Promise<void>;
   consume(options: ConsumeOptions): Promise<Consumer>;
+  /**
+   * For each durable consumed through this bus, the messages not yet handed to it (JetStream's
+   * num_pending; the in-process bus's own count). A durable whose state cannot be read is left out.
+   */
+  consumerLag?(): Promise<ConsumerLag[]>;
   /** Stops every consumer started on this bus, then disconnects. */
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@costgov/log';
-import { redeliveryDelayMs, type ResolvedConsumeOptions } from './bus';
+import { redeliveryDelayMs, type BusObserver, type ResolvedConsumeOptions } from './bus';
 import { fromWire, type CloudEvent, type WireMessage } from './cloudevent';
 import { matchesAny } from './patterns';
 import { messageOf } from './thrown';
@@ -17,6 +17,7 @@ export interface Delivery {
   system: SpanTarget['system'];
   /** Restarts the broker's ack wait for this message (see DeliveryInfo.working). */
   working?: () => void;
+  observer?: BusObserver;
 }
 
 /**
@@ -25,6 +26,9 @@ export interface Delivery {
  */
 export async function deliver(delivery: Delivery): Promise<Settlement> {
   try {
+    if (delivery.deliveryCount > 1) {
+      delivery.observer?.redelivered?.({ system: delivery.system, durable: delivery.options.durable });
+    }
     return await settle(delivery);
   } catch (error) {
     // A fault outside the handler (a logger, a span) must not lose the message or stall the consumer.

@@ -1,4 +1,12 @@
-export type { Bus, ConsumeOptions, Consumer, DeliveryInfo, PublishOptions } from './bus';
+export type {
+  Bus,
+  BusObserver,
+  ConsumeOptions,
+  Consumer,
+  ConsumerLag,
+  DeliveryInfo,
+  PublishOptions,
+} from './bus';
 export { defaultNamespace, type CloudEvent } from './cloudevent';
 export { typeMatches } from './patterns';
 export { createMemoryBus, type MemoryBusOptions } from './memory';
@@ -7,6 +15,7 @@ export { streamName, consumerName } from './jetstream-setup';
 export { outboxMigration } from './migration';
 export {
   createOutbox,
+  outboxBacklog,
   type Outbox,
   type OutboxEntry,
   type OutboxMessageEntry,

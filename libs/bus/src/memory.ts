@@ -3,7 +3,9 @@ import {
   duplicateWindowMs,
   resolveConsumeOptions,
   type Bus,
+  type BusObserver,
   type Consumer,
+  type ConsumerLag,
   type ResolvedConsumeOptions,
 } from './bus';
 import { assertEventType, assertNamespace, defaultNamespace, toWire, type WireMessage } from './cloudevent';
@@ -16,6 +18,7 @@ export interface MemoryBusOptions {
   namespace?: string;
   /** Messages kept for durables created later; the oldest go first, as with a stream's max_msgs. */
   maxRetained?: number;
+  observer?: BusObserver;
 }
 
 interface Stored {
@@ -58,6 +61,7 @@ export function createMemoryBus({
   logger,
   namespace = defaultNamespace,
   maxRetained = 100_000,
+  observer,
 }: MemoryBusOptions): Bus {
   assertNamespace(namespace);
   const log = logger.child({ component: 'bus', bus: 'memory' });
@@ -144,6 +148,7 @@ export function createMemoryBus({
       options,
       logger: log,
       system: 'memory',
+      observer,
     }).then((settlement) => {
       clearTimeout(ackWait);
       subscriber.active--;
@@ -211,6 +216,17 @@ export function createMemoryBus({
       };
       consumers.add(consumer);
       return consumer;
+    },
+
+    async consumerLag() {
+      const lag: ConsumerLag[] = [];
+      for (const [name, durable] of durables) {
+        if (durable.subscribers.length === 0) continue;
+        let pending = 0;
+        for (const entry of durable.pending.values()) if (entry.inFlight === null) pending++;
+        lag.push({ system: 'memory', durable: name, pending });
+      }
+      return lag;
     },
 
     async close() {

@@ -1,7 +1,14 @@
 import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { Logger } from '@costgov/log';
-import { resolveConsumeOptions, type Bus, type Consumer, type ResolvedConsumeOptions } from './bus';
+import {
+  resolveConsumeOptions,
+  type Bus,
+  type BusObserver,
+  type Consumer,
+  type ConsumerLag,
+  type ResolvedConsumeOptions,
+} from './bus';
 import {
   assertEventType,
   assertNamespace,
@@ -25,6 +32,7 @@ export interface NatsBusOptions {
   name?: string;
   /** How long the first connection may take before createNatsBus rejects. Default 30 s. */
   connectTimeoutMs?: number;
+  observer?: BusObserver;
 }
 
 interface ConsumeRun {
@@ -40,6 +48,7 @@ export async function createNatsBus({
   logger,
   name,
   connectTimeoutMs = 30_000,
+  observer,
 }: NatsBusOptions): Promise<Bus> {
   assertNamespace(namespace);
   const log = logger.child({ component: 'bus', bus: 'nats' });
@@ -58,6 +67,8 @@ export async function createNatsBus({
     return stream;
   };
   const consumers = new Set<Consumer>();
+  /** Durables this bus consumes, by `stream/consumer`, for consumerLag(). */
+  const subscribed = new Map<string, { stream: string; consumer: string; durable: string; count: number }>();
 
   /** One pull subscription on the stream of `service`; the gate bounds handlers across all of them. */
   async function subscribe(service: string, options: ResolvedConsumeOptions, run: ConsumeRun) {
@@ -71,6 +82,13 @@ export async function createNatsBus({
     const messages = await (
       await js.consumers.get(stream, durable)
     ).consume({ max_messages: options.concurrency });
+    const key = `${stream}/${durable}`;
+    const entry = subscribed.get(key) ?? { stream, consumer: durable, durable: options.durable, count: 0 };
+    entry.count++;
+    subscribed.set(key, entry);
+    void messages.closed().finally(() => {
+      if (--entry.count === 0 && subscribed.get(key) === entry) subscribed.delete(key);
+    });
     const recreate = () => {
       streams.delete(service); // the stream may be gone too
       return setUp();
@@ -103,6 +121,7 @@ export async function createNatsBus({
       logger: log,
       system: 'nats',
       working: () => msg.working(),
+      observer,
     });
     try {
       if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);
@@ -163,6 +182,24 @@ export async function createNatsBus({
       };
       consumers.add(consumer);
       return consumer;
+    },
+
+    async consumerLag() {
+      const reads = await Promise.allSettled(
+        [...subscribed.values()].map(async ({ stream, consumer, durable }) => ({
+          durable,
+          pending: (await jsm.consumers.info(stream, consumer)).num_pending,
+        })),
+      );
+      const lag = new Map<string, ConsumerLag>();
+      for (const read of reads) {
+        if (read.status !== 'fulfilled') continue;
+        const { durable, pending } = read.value;
+        const total = lag.get(durable) ?? { system: 'nats', durable, pending: 0 };
+        total.pending += pending;
+        lag.set(durable, total);
+      }
+      return [...lag.values()];
     },
 
     async close() {

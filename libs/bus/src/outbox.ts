@@ -87,3 +87,16 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
 }
 
 export type Outbox = ReturnType<typeof createOutbox>;
+
+/**
+ * How many events wait in the outbox and the age of the oldest, for the outbox gauges: one count over
+ * the partial index of unpublished rows (published rows are not read).
+ */
+export async function outboxBacklog(db: Queryable): Promise<{ pending: number; oldestAgeSeconds: number }> {
+  const { rows } = await db.query<{ pending: number; age: number | null }>(
+    `SELECT count(*)::int AS pending, EXTRACT(EPOCH FROM clock_timestamp() - min(created_at))::float8 AS age
+     FROM outbox WHERE published_at IS NULL`,
+  );
+  const row = rows[0];
+  return { pending: Number(row?.pending ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.age ?? 0)) };
+}

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { vi } from 'vitest';
 import type { Logger } from '@costgov/log';
 import { deleteStreams, uniqueName } from '@costgov/testing';
-import type { Bus } from './bus';
+import type { Bus, BusObserver } from './bus';
 import type { CloudEvent } from './cloudevent';
 import { createMemoryBus } from './memory';
 import { createNatsBus } from './nats';
@@ -26,25 +26,25 @@ export interface TestBus {
 
 export interface BusImplementation {
   name: 'memory' | 'nats';
-  open(logger: Logger): Promise<TestBus>;
+  open(logger: Logger, options?: { observer?: BusObserver }): Promise<TestBus>;
 }
 
 export const natsUrl = process.env.NATS_URL;
 
 const memory: BusImplementation = {
   name: 'memory',
-  async open(logger) {
-    const bus = createMemoryBus({ logger });
+  async open(logger, options) {
+    const bus = createMemoryBus({ logger, observer: options?.observer });
     return { bus, namespace: 'costgov', close: () => bus.close() };
   },
 };
 
 const nats = (url: string): BusImplementation => ({
   name: 'nats',
-  async open(logger) {
+  async open(logger, options) {
     // A namespace per test: runs never see each other's streams, durables or dedupe windows.
     const namespace = uniqueName('t');
-    const bus = await createNatsBus({ url, namespace, logger });
+    const bus = await createNatsBus({ url, namespace, logger, observer: options?.observer });
     return {
       bus,
       namespace,

@@ -35,7 +35,14 @@ type ClientStreamingHandler = (requests: AsyncIterable<Message>, ctx: CallContex
 export interface RpcServerDeps {
   logger: Pick<Logger, 'debug' | 'error'>;
   /** Told of every finished call, e.g. to record it in metrics. */
-  onCall?: (call: { service: string; method: string; code: string; seconds: number }) => void;
+  onCall?: (call: {
+    service: string;
+    method: string;
+    /** The status's name (`OK`, `UNAVAILABLE`) and its number (`statusCode`: 0, 14). */
+    code: string;
+    statusCode: number;
+    seconds: number;
+  }) => void;
 }
 
 export type RpcServer = ReturnType<typeof createRpcServer>;
@@ -197,6 +204,7 @@ function serveCall(
         service: method.parent.typeName,
         method: method.name,
         code: grpc.status[code],
+        statusCode: code,
         seconds: elapsed / 1000,
       });
     });

@@ -1,9 +1,27 @@
-import { createMemoryBus, createNatsBus, type Bus } from '@costgov/bus';
+import { createMemoryBus, createNatsBus, type Bus, type BusObserver } from '@costgov/bus';
 import type { Logger } from '@costgov/log';
+import { countRedelivery, watchConsumerLag } from '@costgov/telemetry';
+
+/** Counts redeliveries per durable in the process's metrics (messaging_consumer_redeliveries_total). */
+export const busObserver: BusObserver = { redelivered: countRedelivery };
+
+/** Reports the lag of the bus's durables on /metrics until the bus is closed. */
+export function watchBus<B extends Bus>(bus: B): B {
+  if (!bus.consumerLag) return bus;
+  const unwatch = watchConsumerLag(() => bus.consumerLag!());
+  const close = bus.close.bind(bus);
+  return Object.assign(bus, {
+    async close() {
+      unwatch();
+      await close();
+    },
+  });
+}
 
 /**
  * NATS JetStream when NATS_URL is set; otherwise the in-process bus of the embedded default. NATS is
  * retried for NATS_CONNECT_TIMEOUT_MS at start, then this rejects with the reason for the caller to exit.
+ * Either way the bus reports its consumers' lag and redeliveries on /metrics.
  */
 export function connectBus(
   config: { NATS_URL?: string; NATS_CONNECT_TIMEOUT_MS: number; EVENT_NAMESPACE: string },
@@ -15,6 +33,7 @@ export function connectBus(
         namespace: config.EVENT_NAMESPACE,
         logger,
         connectTimeoutMs: config.NATS_CONNECT_TIMEOUT_MS,
-      })
-    : createMemoryBus({ logger });
+        observer: busObserver,
+      }).then(watchBus)
+    : watchBus(createMemoryBus({ logger, observer: busObserver }));
 }

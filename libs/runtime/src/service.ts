@@ -1,6 +1,7 @@
 import {
   consumeWithInbox,
   createOutbox,
+  outboxBacklog,
   outboxMigration,
   startOutboxRelay,
   type Bus,
@@ -11,7 +12,7 @@ import { migrate, openDb, type Db, type Migration, type Queryable } from '@costg
 import { newId, type IdGenerator } from '@costgov/ids';
 import { serviceLogger, type Logger } from '@costgov/log';
 import { createRpcServer, type RpcServer } from '@costgov/rpc';
-import { metrics } from '@costgov/telemetry';
+import { observeRpcCall, watchOutbox } from '@costgov/telemetry';
 
 export type Outbox = ReturnType<typeof createOutbox>;
 
@@ -98,8 +99,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
 
   const rpc = createRpcServer({
     logger,
-    onCall: ({ service, method, code, seconds }) =>
-      metrics.rpcCalls.observe({ service, method, code }, seconds),
+    onCall: ({ seconds, ...call }) => observeRpcCall(call, seconds),
   });
   const consumers: Array<{ stop(): Promise<void> }> = [];
   const ctx: ServiceContext = {
@@ -120,6 +120,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
   const onStop = await module.start(ctx);
   const port = await rpc.listen(options.grpcAddress);
   const relay = startOutboxRelay({ db, bus: options.bus, logger, pollMs: OUTBOX_POLL_MS });
+  const unwatchOutbox = watchOutbox(module.name, () => outboxBacklog(db));
   logger.info({ port }, 'service started');
 
   return {
@@ -131,6 +132,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
       await rpc.shutdown();
       for (const consumer of consumers) await consumer.stop();
       await relay.stop();
+      unwatchOutbox();
       if (onStop) await onStop();
       await db.close();
       logger.info('service stopped');

@@ -1,2 +1,14 @@
 export { startTelemetry } from './tracing';
-export { metrics, startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics';
+export {
+  countRedelivery,
+  metrics,
+  observeHttpRequest,
+  observeRpcCall,
+  startMetricsServer,
+  watchConsumerLag,
+  watchOutbox,
+  type ConsumerLag,
+  type MetricsServer,
+  type MetricsServerOptions,
+  type OutboxBacklog,
+} from './metrics';

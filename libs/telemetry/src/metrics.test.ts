@@ -1,6 +1,15 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMetricsServer, type MetricsServer } from './metrics';
+import {
+  countRedelivery,
+  metrics,
+  observeHttpRequest,
+  observeRpcCall,
+  startMetricsServer,
+  watchConsumerLag,
+  watchOutbox,
+  type MetricsServer,
+} from './metrics';
 
 const occupy = (): Promise<Server> =>
   new Promise((resolve) => {
@@ -62,5 +71,73 @@ describe('the metrics server', () => {
     await running.close();
     running = undefined;
     await new Promise<void>((resolve) => holder.close(() => resolve()));
+  });
+});
+
+/** The exposition lines of one metric, as /metrics serves them. */
+const linesOf = async (name: string) =>
+  (await metrics.registry.metrics()).split('\n').filter((line) => line.startsWith(`${name}{`));
+
+describe('metrics under OpenTelemetry semantic-convention names', () => {
+  it('records HTTP requests by http_request_method, http_route and http_response_status_code', async () => {
+    observeHttpRequest({ method: 'POST', route: '/v1/guard/budgets', status: 201 }, 0.02);
+    observeHttpRequest({ method: 'BREW', route: 'unmatched', status: 404 }, 0.001);
+    const lines = await linesOf('http_server_request_duration_seconds_count');
+    expect(lines).toContain(
+      'http_server_request_duration_seconds_count{http_request_method="POST",http_route="/v1/guard/budgets",http_response_status_code="201"} 1',
+    );
+    // A method outside the HTTP standard's is _OTHER: a client cannot add series at will.
+    expect(lines).toContain(
+      'http_server_request_duration_seconds_count{http_request_method="_OTHER",http_route="unmatched",http_response_status_code="404"} 1',
+    );
+    expect(await linesOf('http_server_request_duration_seconds_bucket')).toContain(
+      'http_server_request_duration_seconds_bucket{le="0.5",http_request_method="POST",http_route="/v1/guard/budgets",http_response_status_code="201"} 1',
+    );
+  });
+
+  it('records gRPC calls by rpc_system, rpc_service, rpc_method and the numeric rpc_grpc_status_code', async () => {
+    observeRpcCall({ service: 'costgov.costs.v1.CostDataService', method: 'GetSpend', statusCode: 14 }, 0.01);
+    expect(await linesOf('rpc_server_duration_seconds_count')).toContain(
+      'rpc_server_duration_seconds_count{rpc_system="grpc",rpc_service="costgov.costs.v1.CostDataService",rpc_method="GetSpend",rpc_grpc_status_code="14"} 1',
+    );
+  });
+
+  it('reads the outbox backlog of each watched service at scrape time, leaving out a failed read', async () => {
+    let pending = 3;
+    const unwatchBudgets = watchOutbox('budgets', async () => ({ pending, oldestAgeSeconds: 42.5 }));
+    const unwatchCosts = watchOutbox('costs', () => Promise.reject(new Error('database down')));
+    expect(await linesOf('outbox_events_pending')).toEqual(['outbox_events_pending{service="budgets"} 3']);
+    expect(await linesOf('outbox_oldest_event_age_seconds')).toEqual([
+      'outbox_oldest_event_age_seconds{service="budgets"} 42.5',
+    ]);
+    pending = 0;
+    await new Promise((resolve) => setTimeout(resolve, 600)); // past the read shared within a scrape
+    expect(await linesOf('outbox_events_pending')).toEqual(['outbox_events_pending{service="budgets"} 0']);
+    unwatchBudgets();
+    unwatchCosts();
+    expect(await linesOf('outbox_events_pending')).toEqual([]);
+  });
+
+  it('sums the lag of a durable over the buses that report it, and counts redeliveries', async () => {
+    const unwatchA = watchConsumerLag(async () => [
+      { system: 'nats', durable: 'budgets_spend_changed', pending: 2 },
+      { system: 'nats', durable: 'violations_budget_events', pending: 0 },
+    ]);
+    const unwatchB = watchConsumerLag(async () => [
+      { system: 'nats', durable: 'budgets_spend_changed', pending: 5 },
+    ]);
+    const unwatchC = watchConsumerLag(() => new Promise(() => undefined)); // never answers: left out after 2 s
+    expect(await linesOf('messaging_consumer_lag_messages')).toEqual([
+      'messaging_consumer_lag_messages{messaging_system="nats",messaging_consumer_group_name="budgets_spend_changed"} 7',
+      'messaging_consumer_lag_messages{messaging_system="nats",messaging_consumer_group_name="violations_budget_events"} 0',
+    ]);
+    unwatchA();
+    unwatchB();
+    unwatchC();
+    countRedelivery({ system: 'memory', durable: 'budgets_spend_changed' });
+    countRedelivery({ system: 'memory', durable: 'budgets_spend_changed' });
+    expect(await linesOf('messaging_consumer_redeliveries_total')).toEqual([
+      'messaging_consumer_redeliveries_total{messaging_system="memory",messaging_consumer_group_name="budgets_spend_changed"} 2',
+    ]);
   });
 });

@@ -1,24 +1,125 @@
 import http from 'node:http';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
+/** An outbox's unpublished events, as one service's database reports them. */
+export interface OutboxBacklog {
+  pending: number;
+  /** Age of the oldest unpublished event; 0 when there is none. */
+  oldestAgeSeconds: number;
+}
+
+/** Messages a durable consumer has not been handed yet. */
+export interface ConsumerLag {
+  system: string;
+  durable: string;
+  pending: number;
+}
+
+/** How long a scrape waits for a source (a database, NATS) before leaving its series out. */
+const sourceTimeoutMs = 2_000;
+const outboxSources = new Map<string, () => Promise<OutboxBacklog>>();
+const lagSources = new Set<() => Promise<ConsumerLag[]>>();
+
+const within = <T>(read: () => Promise<T>): Promise<T | undefined> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), sourceTimeoutMs);
+  });
+  return Promise.race([
+    Promise.resolve()
+      .then(read)
+      .catch(() => undefined),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
+};
+
+/**
+ * The outboxes' backlog, read once per scrape for both outbox gauges (prom-client collects the metrics
+ * of a scrape concurrently, so the first gauge's read is shared with the second).
+ */
+let backlogRead: { at: number; result: Promise<Array<[string, OutboxBacklog | undefined]>> } | undefined;
+function backlogs(): Promise<Array<[string, OutboxBacklog | undefined]>> {
+  if (!backlogRead || Date.now() - backlogRead.at > 500) {
+    const result = Promise.all(
+      [...outboxSources].map(
+        async ([service, read]) => [service, await within(read)] as [string, OutboxBacklog | undefined],
+      ),
+    );
+    backlogRead = { at: Date.now(), result };
+  }
+  return backlogRead.result;
+}
+
 /** The process's Prometheus metrics: one registry, served on /metrics. */
 export const metrics = {
   registry,
+  /** OpenTelemetry's http.server.request.duration, with its attribute names and bucket advice. */
   httpRequests: new Histogram({
     name: 'http_server_request_duration_seconds',
-    help: 'HTTP requests served by the gateway.',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    help: 'Duration of HTTP requests served by the gateway (OpenTelemetry http.server.request.duration).',
+    labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
     registers: [registry],
   }),
+  /** OpenTelemetry's rpc.server.duration, in seconds, with its gRPC attributes (status code as a number). */
   rpcCalls: new Histogram({
     name: 'rpc_server_duration_seconds',
-    help: 'gRPC calls served.',
-    labelNames: ['service', 'method', 'code'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    help: 'Duration of gRPC calls served (OpenTelemetry rpc.server.duration).',
+    labelNames: ['rpc_system', 'rpc_service', 'rpc_method', 'rpc_grpc_status_code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  }),
+  outboxEventsPending: new Gauge({
+    name: 'outbox_events_pending',
+    help: "Events written to a service's outbox and not yet published to the bus (read at each scrape).",
+    labelNames: ['service'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [service, backlog] of await backlogs()) {
+        if (backlog) this.set({ service }, backlog.pending);
+      }
+    },
+  }),
+  outboxOldestEventAge: new Gauge({
+    name: 'outbox_oldest_event_age_seconds',
+    help: "Age of the oldest unpublished event of a service's outbox; 0 when every event is published.",
+    labelNames: ['service'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [service, backlog] of await backlogs()) {
+        if (backlog) this.set({ service }, backlog.oldestAgeSeconds);
+      }
+    },
+  }),
+  consumerLag: new Gauge({
+    name: 'messaging_consumer_lag_messages',
+    help: 'Messages of its streams a durable consumer has not been handed yet (JetStream num_pending).',
+    labelNames: ['messaging_system', 'messaging_consumer_group_name'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const reads = await Promise.all([...lagSources].map((read) => within(read)));
+      const totals = new Map<string, { system: string; durable: string; pending: number }>();
+      for (const lag of reads.flatMap((read) => read ?? [])) {
+        const key = `${lag.system}\u0000${lag.durable}`;
+        const total = totals.get(key) ?? { ...lag, pending: 0 };
+        total.pending += lag.pending;
+        totals.set(key, total);
+      }
+      for (const { system, durable, pending } of totals.values()) {
+        this.set({ messaging_system: system, messaging_consumer_group_name: durable }, pending);
+      }
+    },
+  }),
+  consumerRedeliveries: new Counter({
+    name: 'messaging_consumer_redeliveries_total',
+    help: 'Messages handed to a durable consumer again (a failed handler, an expired ack wait).',
+    labelNames: ['messaging_system', 'messaging_consumer_group_name'],
     registers: [registry],
   }),
   budgetEvaluations: new Counter({
@@ -40,6 +141,69 @@ export const metrics = {
     registers: [registry],
   }),
 };
+
+/**
+ * Reports `service`'s outbox backlog on /metrics (outbox_events_pending, outbox_oldest_event_age_seconds),
+ * read at each scrape; a read that fails or takes over 2 s leaves the service's series out of that
+ * scrape. Returns the function that stops reporting it.
+ */
+export function watchOutbox(service: string, read: () => Promise<OutboxBacklog>): () => void {
+  outboxSources.set(service, read);
+  backlogRead = undefined;
+  return () => {
+    if (outboxSources.get(service) === read) outboxSources.delete(service);
+    backlogRead = undefined;
+  };
+}
+
+/** Reports the lag of a bus's durables on /metrics (messaging_consumer_lag_messages), read at each scrape. */
+export function watchConsumerLag(read: () => Promise<ConsumerLag[]>): () => void {
+  lagSources.add(read);
+  return () => void lagSources.delete(read);
+}
+
+/** Counts a message handed to a durable consumer again. */
+export const countRedelivery = ({ system, durable }: { system: string; durable: string }): void =>
+  metrics.consumerRedeliveries.inc({ messaging_system: system, messaging_consumer_group_name: durable });
+
+/** HTTP methods kept as they are in `http_request_method`; any other is `_OTHER` (OpenTelemetry). */
+const knownMethods = new Set([
+  'CONNECT',
+  'DELETE',
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PATCH',
+  'POST',
+  'PUT',
+  'TRACE',
+]);
+
+/** Records one served HTTP request under OpenTelemetry's attribute names. */
+export function observeHttpRequest(
+  { method, route, status }: { method: string; route: string; status: number },
+  seconds: number,
+): void {
+  metrics.httpRequests.observe(
+    {
+      http_request_method: knownMethods.has(method) ? method : '_OTHER',
+      http_route: route,
+      http_response_status_code: status,
+    },
+    seconds,
+  );
+}
+
+/** Records one served gRPC call under OpenTelemetry's attribute names. */
+export function observeRpcCall(
+  { service, method, statusCode }: { service: string; method: string; statusCode: number },
+  seconds: number,
+): void {
+  metrics.rpcCalls.observe(
+    { rpc_system: 'grpc', rpc_service: service, rpc_method: method, rpc_grpc_status_code: statusCode },
+    seconds,
+  );
+}
 
 export interface MetricsServerOptions {
   host?: string;

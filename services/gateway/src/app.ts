@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import type { budgets, costs, notifier, scanner, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
-import { metrics } from '@costgov/telemetry';
+import { observeHttpRequest } from '@costgov/telemetry';
 import { createMemoryIdempotencyStore, type IdempotencyStore, type RateLimiter } from '@costgov/ratelimit';
 import { accessLog } from './http/access-log';
 import { requireGuardScopes, type Authenticator } from './http/auth';
@@ -65,7 +65,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
 
   app.use(requestContext);
   // The access log and the request duration histogram share one listener per request.
-  app.use(accessLog(deps.logger, (labels, seconds) => metrics.httpRequests.observe(labels, seconds)));
+  app.use(accessLog(deps.logger, observeHttpRequest));
   // An upload may take minutes: it has an idle timeout of its own instead (routes/cost-data.ts).
   app.use(bodyTimeout(deps.bodyTimeoutMs ?? 30_000, isCostDataUpload));
 

@@ -2,7 +2,7 @@ import './instrument';
 import { loadConfigOrExit } from '@costgov/config';
 import { createNatsBus } from '@costgov/bus';
 import { createLogger } from '@costgov/log';
-import { installProcessGuards } from '@costgov/runtime';
+import { busObserver, installProcessGuards, watchBus } from '@costgov/runtime';
 import { startMetricsServer } from '@costgov/telemetry';
 import { gatewayConfig } from './config';
 import { startGateway } from './server';
@@ -18,7 +18,8 @@ async function main() {
         namespace: config.EVENT_NAMESPACE,
         logger,
         connectTimeoutMs: config.NATS_CONNECT_TIMEOUT_MS,
-      })
+        observer: busObserver,
+      }).then(watchBus)
     : undefined;
   const gateway = await startGateway(config, logger, { bus }).catch(async (error: Error) => {
     logger.fatal({ err: error }, error.message);

@@ -40,6 +40,10 @@ beforeAll(async () => {
   app.get('/anonymous', (_req, res) => void res.status(401).end());
   app.get('/fails', (_req, res) => void res.status(503).end());
   app.get('/hangs', () => undefined); // never answers: the client gives up
+  const things = express.Router();
+  things.get('/', (_req, res) => void res.end());
+  things.get('/:id', (_req, res) => void res.end());
+  app.use('/things', things);
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -115,5 +119,14 @@ describe('the access log', () => {
       { method: 'GET', route: '/teams/:team', status: 201 },
     ]);
     expect(observed[1]!.seconds).toBeGreaterThan(0);
+  });
+
+  it("names a router's root by its mount path, without a trailing slash (OpenTelemetry's http.route)", async () => {
+    observed.length = 0;
+    await get('/things/', 'req_accesslog00010');
+    await get('/things/th_1', 'req_accesslog00011');
+    expect(await lineOf('req_accesslog00010')).toMatchObject({ route: '/things' });
+    expect(await lineOf('req_accesslog00011')).toMatchObject({ route: '/things/:id' });
+    expect(observed.map((o) => o.route)).toEqual(['/things', '/things/:id']);
   });
 });

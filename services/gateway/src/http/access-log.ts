@@ -15,6 +15,9 @@ export type ObserveRequest = (
   seconds: number,
 ) => void;
 
+/** The route template, as OpenTelemetry's http.route: a router's root is its mount path, with no trailing '/'. */
+const routeOf = (base: string, path: string) => (base !== '' && path === '/' ? base : `${base}${path}`);
+
 /**
  * One JSON line per request once its response is finished (or the client went away, status 499): request
  * id, trace id, method, route pattern (not the URL: no ids or query values), status, duration and team.
@@ -35,7 +38,7 @@ export function accessLog(logger: Logger, observe?: ObserveRequest): RequestHand
     const req = this.req as Request;
     const finished = this.writableFinished;
     const status = finished ? this.statusCode : 499;
-    const route = req.route ? `${req.baseUrl}${req.route.path as string}` : 'unmatched';
+    const route = req.route ? routeOf(req.baseUrl, req.route.path as string) : 'unmatched';
     const ms = performance.now() - started.at;
     if (finished) observe?.({ method: req.method, route, status }, ms / 1000);
     if (!started.logged) return;
