@@ -522,10 +522,9 @@ export interface paths {
      *     answer carries the signing `secret` (`whsec_...`): it is shown this once, store it. The
      *     endpoint starts `enabled`.
      *
-     *     A `url` whose host is a non-public IP address (private, loopback, link-local such as
-     *     `169.254.169.254`, and the like) or `localhost` is refused with `422` (SSRF protection)
-     *     unless the operator allows it; a host name is checked, on the addresses it resolves to,
-     *     before every attempt.
+     *     A `url` whose host is, or resolves to, a private, loopback, link-local or otherwise
+     *     non-public address is refused with `422` (SSRF protection) unless the operator allows
+     *     private targets.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -639,6 +638,49 @@ export interface paths {
      * @description This document as JSON. No authentication; not rate limited.
      */
     get: operations['getOpenApiDocument'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/docs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the API reference page (extension)
+     * @description This document rendered by Redoc as an HTML page, for people. The page loads Redoc's script
+     *     (`GET /v1/docs/redoc.standalone.js`) and this document (`GET /v1/openapi.json`) from the
+     *     gateway itself, nothing from elsewhere, under a `Content-Security-Policy` that allows no
+     *     other origin. No authentication; not rate limited.
+     */
+    get: operations['getApiReference'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/docs/redoc.standalone.js': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the script of the API reference page (extension)
+     * @description Redoc's standalone bundle, as the installed `redoc` package ships it. No authentication; not rate limited.
+     */
+    get: operations['getApiReferenceScript'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1404,12 +1446,12 @@ export interface components {
       data: components['schemas']['IngestSummary'];
     };
     /**
-     * @description An event type (`budgets.budget.breached`), every type under a prefix of whole tokens
-     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable: every
-     *     event type listed under Events except `scanner.scan.requested` (the scan workers' internal
-     *     queue; a scan's outcome is `scanner.scan.completed` or `scanner.scan.failed`), each only to
-     *     the endpoints of the team it belongs to. An unknown type, `scanner.scan.requested`, or a
-     *     wildcard that matches no deliverable type is `422`.
+     * @description An event type (`budgets.budget.breached`), every type of a service or resource
+     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable types:
+     *     the team's events of budgets (`budgets.project.*`, `budgets.budget.*`), violations
+     *     (`violations.violation.*`), the scanner (`scanner.scan.*`, `scanner.finding.*`) and costs
+     *     (`costs.connection.*`, `costs.cost_data.ingested`), as listed under Events. A pattern that
+     *     matches no deliverable type is `422`.
      * @example budgets.budget.breached
      * @example violations.*
      * @example *
@@ -1467,10 +1509,7 @@ export interface components {
       enabled?: boolean;
       /** @description `true` makes a new signing secret (in the answer, shown once). */
       rotate_secret?: boolean;
-      /**
-       * @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400, 24 h;
-       *     at most 30 days). Without it, moves the end of the current overlap (`0` ends it now).
-       */
+      /** @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400; at most 7 days). */
       previous_secret_ttl_seconds?: number;
     };
     WebhookList: {
@@ -4086,6 +4125,61 @@ export interface operations {
             paths: Record<string, never>;
           };
         };
+      };
+    };
+  };
+  getApiReference: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The reference page. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          /** @description Only the gateway's own script and document, inline styles and Redoc's search worker. */
+          'Content-Security-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': unknown;
+        };
+      };
+    };
+  };
+  getApiReferenceScript: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The script; cached for a day, revalidated by its `Last-Modified` date. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          /** @example public, max-age=86400 */
+          'Cache-Control'?: string;
+          'Last-Modified'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'text/javascript': unknown;
+        };
+      };
+      /** @description Not modified since the date in `If-Modified-Since`. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

@@ -16,6 +16,7 @@ import { requestValidators } from './openapi/validator';
 import { budgetRoutes } from './routes/budgets';
 import { connectionRoutes } from './routes/connections';
 import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
+import { docsRoutes } from './routes/docs';
 import { findingRoutes } from './routes/findings';
 import { postureRoutes } from './routes/posture';
 import { projectRoutes } from './routes/projects';
@@ -86,6 +87,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(deps.openapi);
   });
+  app.use('/v1/docs', docsRoutes(deps.openapi));
 
   const limit = rateLimit(deps.limiter);
   // API keys and OAuth tokens open /v1; SCIM tokens open /scim/v2 and nothing else.
