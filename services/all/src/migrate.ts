@@ -4,6 +4,7 @@ import { costsModule } from '@costgov/costs';
 import { migrate, openDb } from '@costgov/db';
 import { identityModule } from '@costgov/identity';
 import { createLogger } from '@costgov/log';
+import { notifierModule } from '@costgov/notifier';
 import { serviceMigrations } from '@costgov/runtime';
 import { scannerModule } from '@costgov/scanner';
 import { violationsModule } from '@costgov/violations';
@@ -23,6 +24,7 @@ async function main() {
     budgetsModule({ identityAddress: 'unused:0', costsAddress: 'unused:0' }),
     violationsModule(),
     scannerModule(),
+    notifierModule(),
   ];
   for (const module of modules) {
     const db = await openDb({
