@@ -1,6 +1,16 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { createGuardClient } from '@costgov/client';
+import {
+  createGuardClient,
+  GuardApiError,
+  listAll,
+  unwrap,
+  type GuardClient,
+  type ListItem,
+  type ListParams,
+  type ListPath,
+} from '@costgov/client';
 import { DomainError, UnavailableError, type ErrorCode } from '@costgov/errors';
+import { version } from '../package.json';
 
 /** Where the REST API is and the key that opens it: `--url`/`--api-key`, else COSTGOV_URL/COSTGOV_API_KEY. */
 export interface ApiOptions {
@@ -57,7 +67,7 @@ export function errorOf(status: number, body: unknown): DomainError {
 /**
  * A typed client of the Guard REST API (`@costgov/client`, generated from the OpenAPI document) for
  * the options' URL and key. A gateway that cannot be reached is an UnavailableError saying how to
- * start it; answers are read with `answer`.
+ * start it; answers are read with `answer`, lists with `everyItem`.
  */
 export function guardClient(options: ApiOptions): GuardClient {
   if (!options.apiKey)
@@ -67,34 +77,62 @@ export function guardClient(options: ApiOptions): GuardClient {
     try {
       return await fetch(input, init);
     } catch (error) {
-      const reason = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const reason = cause?.code ?? cause?.message ?? (error as Error).message;
       throw new UnavailableError(
         `cannot reach the API at ${base} (${reason}); is the gateway running? (npm start, or set COSTGOV_URL)`,
       );
     }
   };
-  return createGuardClient({ baseUrl: base, apiKey: options.apiKey, fetch: reaching });
+  return createGuardClient({
+    baseUrl: base,
+    apiKey: options.apiKey,
+    fetch: reaching,
+    headers: { 'user-agent': `costgov-cli/${version}` },
+  });
 }
 
-export type GuardClient = ReturnType<typeof createGuardClient>;
-
-/** What a call of the typed client resolves to: the parsed body, or the error body and the response. */
-interface Answer<T> {
-  data?: T;
-  error?: unknown;
-  response: Response;
+/**
+ * The API's refusal as the DomainError the CLI reports (exit 1 with the message and field details), a
+ * 503 as UnavailableError (exit 3); anything else as it is.
+ */
+function refusalOf(error: unknown): unknown {
+  if (error instanceof SyntaxError)
+    return new DomainError('internal_error', 'the API answered with a body that is not JSON');
+  if (!(error instanceof GuardApiError)) return error;
+  if (error.status === 503) return new UnavailableError(error.message);
+  const code: ErrorCode = error.code === 'unknown' ? 'internal_error' : (error.code as ErrorCode);
+  return new DomainError(code, error.message, error.details);
 }
 
 /** The body of a successful call; a refusal is thrown as the DomainError of its error envelope. */
-export async function answer<T>(call: Promise<Answer<T>>): Promise<T> {
-  let result: Answer<T>;
+export async function answer<O extends { data?: unknown; error?: unknown; response: Response }>(
+  call: Promise<O>,
+): ReturnType<typeof unwrap<O>> {
   try {
-    result = await call;
+    return await unwrap(call);
   } catch (error) {
-    if (error instanceof SyntaxError)
-      throw new DomainError('internal_error', 'the API answered with a body that is not JSON');
-    throw error;
+    throw refusalOf(error);
   }
-  if (!result.response.ok) throw errorOf(result.response.status, result.error);
-  return result.data as T;
 }
+
+/** Every item of a paged list (100 a page, until the last), refusals thrown as by `answer`. */
+export async function everyItem<P extends ListPath>(
+  client: GuardClient,
+  path: P,
+  params: ListParams<P>,
+): Promise<ListItem<P>[]> {
+  const items: ListItem<P>[] = [];
+  try {
+    // A generic path defeats listAll's conditional rest parameter; the signature above keeps callers exact.
+    for await (const item of (
+      listAll as (c: GuardClient, p: P, q: ListParams<P>) => AsyncGenerator<ListItem<P>>
+    )(client, path, params))
+      items.push(item);
+  } catch (error) {
+    throw refusalOf(error);
+  }
+  return items;
+}
+
+export type { GuardClient };

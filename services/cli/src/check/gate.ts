@@ -1,11 +1,10 @@
 import type { components } from '@costgov/client';
-import { answer, type GuardClient } from '../api';
+import { answer, everyItem, type GuardClient } from '../api';
 import { atLeast, type Severity } from './severity';
 
 type Violation = components['schemas']['Violation'];
 type Finding = components['schemas']['Finding'];
 type Budget = components['schemas']['Budget'];
-type PageMeta = components['schemas']['PageMeta'];
 
 /** What makes the gate fail. */
 export interface CheckPolicy {
@@ -44,18 +43,6 @@ export interface CheckOutcome {
 
 export const maxSpendRule = 'max-spend-percentage';
 
-/** Every item of a paged list, 100 at a time, so a large project is checked in full. */
-async function everyPage<T>(page: (number: number) => Promise<{ data: T[]; meta: PageMeta }>): Promise<T[]> {
-  const all: T[] = [];
-  for (let number = 1; ; number++) {
-    const { data, meta } = await page(number);
-    all.push(...data);
-    if (data.length === 0 || number >= meta.total_pages) return all;
-  }
-}
-
-const perPage = 100;
-
 /**
  * Reads the project, its open (and acknowledged) violations, its open findings and, with a spend
  * limit, its budgets, and judges them by the policy. A project that does not exist (or is another
@@ -74,35 +61,19 @@ export async function checkProject(
   const violations: Violation[] = [];
   for (const status of statuses)
     violations.push(
-      ...(await everyPage((page) =>
-        answer(
-          client.GET('/v1/guard/violations', {
-            params: {
-              query: { project_id: projectId, status, sort: '-severity', page, per_page: perPage },
-            },
-          }),
-        ),
-      )),
+      ...(await everyItem(client, '/v1/guard/violations', {
+        query: { project_id: projectId, status, sort: '-severity' },
+      })),
     );
-  const findings: Finding[] = await everyPage((page) =>
-    answer(
-      client.GET('/v1/guard/findings', {
-        params: { query: { project_id: projectId, status: 'open', page, per_page: perPage } },
-      }),
-    ),
-  );
+  const findings: Finding[] = await everyItem(client, '/v1/guard/findings', {
+    query: { project_id: projectId, status: 'open' },
+  });
   const budgets: Budget[] =
     policy.maxSpendPercentage === undefined
       ? []
-      : (
-          await everyPage((page) =>
-            answer(
-              client.GET('/v1/guard/budgets', {
-                params: { query: { project_id: projectId, page, per_page: perPage } },
-              }),
-            ),
-          )
-        ).filter((budget) => budget.status !== 'archived');
+      : (await everyItem(client, '/v1/guard/budgets', { query: { project_id: projectId } })).filter(
+          (budget) => budget.status !== 'archived',
+        );
 
   const items: CheckItem[] = [
     ...violations.map((v) => ({
