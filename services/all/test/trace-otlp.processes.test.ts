@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,7 +20,8 @@ import { spanKind, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } fro
  * One REST request that uploads cost data and breaches a budget, followed across processes by the
  * spans every process exports over OTLP/HTTP to a receiver of this test's own: the gateway's HTTP span,
  * its gRPC call to costs, the outbox publish of costs.data.ingested, budgets' consumer (which evaluates
- * and publishes the breach), and violations' consumer, which opens the violation and publishes it.
+ * and publishes the breach), violations' consumer, which opens the violation and publishes it, and the
+ * notifier's consumer of that event and its delivery of the webhook to a receiver of this test.
  *
  * The processes share a bus only through NATS: the real one on the real-infrastructure pass, a private
  * nats-server (with each service on an in-memory PGlite) on the embedded default.
@@ -58,6 +61,17 @@ describe.skipIf(skipReason)(
     let nats: NatsServer | undefined;
     let natsUrl = '';
     let url = '';
+    /** The webhook receiver: every request it got, with its traceparent header. */
+    const webhookRequests: Array<{ traceparent?: string; body: string }> = [];
+    const webhookReceiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        webhookRequests.push({ traceparent: req.headers.traceparent as string | undefined, body });
+        res.statusCode = 204;
+        res.end();
+      });
+    });
 
     async function admin(sql: string): Promise<void> {
       const client = new pg.Client({ connectionString: serverUrl });
@@ -83,6 +97,7 @@ describe.skipIf(skipReason)(
 
     beforeAll(async () => {
       receiver = await startOtlpReceiver();
+      await new Promise<void>((resolve) => webhookReceiver.listen(0, '127.0.0.1', resolve));
       if (process.env.NATS_URL) natsUrl = process.env.NATS_URL;
       else {
         nats = await startNatsServer();
@@ -99,6 +114,8 @@ describe.skipIf(skipReason)(
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
           OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
           OTEL_BSP_SCHEDULE_DELAY: '100',
+          // The webhook receiver listens on loopback, which the notifier refuses by default (SSRF).
+          WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         },
         procs,
       );
@@ -108,14 +125,22 @@ describe.skipIf(skipReason)(
     afterAll(async () => {
       await Promise.all(procs.map((proc) => proc.stop()));
       await receiver?.close();
+      webhookReceiver.closeAllConnections();
+      await new Promise((resolve) => webhookReceiver.close(resolve));
       if (serverUrl) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       if (nats) await nats.close();
       else if (natsUrl) await deleteStreams(natsUrl, namespace);
     }, 60_000);
 
     it(
-      'links the HTTP span, gRPC, outbox publishes and the consumers in budgets and violations',
+      'links the HTTP span, gRPC, outbox publishes, the consumers in budgets, violations and notifier, and the webhook delivery',
       async () => {
+        const { port } = webhookReceiver.address() as AddressInfo;
+        await call('POST', '/v1/guard/webhooks', {
+          url: `http://127.0.0.1:${port}/hooks`,
+          events: ['violations.*'],
+          description: 'trace test',
+        });
         const connection = await call('POST', '/v1/guard/connections', { name: 'traced', provider: 'aws' });
         const project = await call('POST', '/v1/guard/projects', {
           name: 'traced',
@@ -140,6 +165,10 @@ describe.skipIf(skipReason)(
           const violations = await call('GET', `/v1/guard/violations?budget_id=${budget.id}`);
           return violations.length === 1 ? true : undefined;
         }, slow);
+        const delivered = await eventually(
+          () => webhookRequests.find((request) => request.body.includes('violations.violation.created')),
+          slow,
+        );
 
         // The upload's trace is the one whose gateway span served the upload's path.
         const root = await eventually(() =>
@@ -157,6 +186,8 @@ describe.skipIf(skipReason)(
         const wanted = [
           ['violations', spanKind.consumer, 'consume budgets.budget.breached'],
           ['violations', spanKind.producer, 'publish violations.violation.created'],
+          ['notifier', spanKind.consumer, 'consume violations.violation.created'],
+          ['notifier', spanKind.client, 'webhook deliver'],
         ] as const;
         const snapshot = () => {
           const trace = receiver.spans.filter((span) => span.traceId === root.traceId);
@@ -192,10 +223,10 @@ describe.skipIf(skipReason)(
           name: 'publish budgets.budget.breached',
         });
 
-        // The chain from the violation's publish up to the HTTP span, each hop as the design has it.
+        // The chain from the webhook delivery up to the HTTP span, each hop as the design has it.
         const chain: ReceivedSpan[] = [];
-        const created = find('violations', spanKind.producer, 'publish violations.violation.created');
-        for (let span = created; span; span = span.parentSpanId ? byId.get(span.parentSpanId) : undefined) {
+        const delivery = find('notifier', spanKind.client, 'webhook deliver');
+        for (let span = delivery; span; span = span.parentSpanId ? byId.get(span.parentSpanId) : undefined) {
           chain.unshift(span);
         }
         expect(chain[0], describeTrace()).toBe(root);
@@ -209,6 +240,8 @@ describe.skipIf(skipReason)(
           ['budgets', spanKind.producer, /^publish budgets\.budget\.(threshold_crossed|breached)$/],
           ['violations', spanKind.consumer, /^consume budgets\.budget\.(threshold_crossed|breached)$/],
           ['violations', spanKind.producer, /^publish violations\.violation\.created$/],
+          ['notifier', spanKind.consumer, /^consume violations\.violation\.created$/],
+          ['notifier', spanKind.client, /^webhook deliver$/],
         ];
         // Spans of other instrumentation (database queries) may sit between the hops; the hops keep order.
         let at = 0;
@@ -220,6 +253,8 @@ describe.skipIf(skipReason)(
           expect(found, `${service} ${kind} ${name} in\n${describeTrace()}`).toBeGreaterThanOrEqual(at);
           at = found + 1;
         }
+        // The receiver was called within the trace too (the HTTP client span passes it on).
+        expect(delivered.traceparent?.split('-')[1]).toBe(root.traceId);
         expect(receiver.rejected).toEqual([]);
       },
       2 * slow,
