@@ -225,7 +225,14 @@ describe('REST /v1/guard/projects through the gateway', () => {
       const ready = await call('GET', '/readyz', { key: null });
       expect(ready.body).toEqual({
         status: 'ready',
-        backends: { identity: true, budgets: true, violations: true, costs: true, scanner: true },
+        backends: {
+          identity: true,
+          budgets: true,
+          violations: true,
+          costs: true,
+          scanner: true,
+          notifier: true,
+        },
       });
       const doc = await call('GET', '/v1/openapi.json', { key: null });
       expect(doc.body.openapi).toMatch(/^3\.1/);

@@ -66,6 +66,7 @@ export async function startGateway(
     violations: config.VIOLATIONS_ADDR,
     costs: config.COSTS_ADDR,
     scanner: config.SCANNER_ADDR,
+    notifier: config.NOTIFIER_ADDR,
   };
   const limiter = await createLimiter(config, logger);
   const idempotencyStore = await createIdempotencyStore(config, logger);

@@ -13,8 +13,8 @@ describe('gateway readiness with its backends down', () => {
 
   beforeAll(async () => {
     // Nothing listens on these ports: every backend is unreachable.
-    const [identity, budgets, violations, costs, scanner] = await Promise.all(
-      Array.from({ length: 5 }, freePort),
+    const [identity, budgets, violations, costs, scanner, notifier] = await Promise.all(
+      Array.from({ length: 6 }, freePort),
     );
     const config = loadConfig(gatewayConfig, {
       PORT: '0',
@@ -24,6 +24,7 @@ describe('gateway readiness with its backends down', () => {
       VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
       COSTS_ADDR: `127.0.0.1:${costs}`,
       SCANNER_ADDR: `127.0.0.1:${scanner}`,
+      NOTIFIER_ADDR: `127.0.0.1:${notifier}`,
       SHUTDOWN_DRAIN_MS: '1500',
     });
     gateway = await startGateway(config, logger);
@@ -37,7 +38,14 @@ describe('gateway readiness with its backends down', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
       status: 'ready',
-      backends: { identity: false, budgets: false, violations: false, costs: false, scanner: false },
+      backends: {
+        identity: false,
+        budgets: false,
+        violations: false,
+        costs: false,
+        scanner: false,
+        notifier: false,
+      },
     });
   });
 
