@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXML } from 'xmllint-wasm';
 import { restCaller, startRestSystem, type RestSystem } from '@costgov/all/test/support/rest';
 import { identity } from '@costgov/contracts';
-import { createRpcClient } from '@costgov/rpc';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { eventually, freePort } from '@costgov/testing';
 import { run } from '../src';
 import type { CheckReportJson } from '../src/check/report';
@@ -96,6 +96,17 @@ async function created(path: string, body: unknown): Promise<string> {
   const reply = await call('POST', path, { body });
   expect(reply.status, reply.text).toBe(201);
   return reply.body.data.id as string;
+}
+
+/** The identity service's gRPC API, for what REST does not do (scan credits, required tags). */
+async function withIdentity(use: (client: RpcClient<typeof identity.IdentityService>) => Promise<void>) {
+  const identityPort = rest.system.services.find((s) => s.name === 'identity')!.port;
+  const client = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
+  try {
+    await use(client);
+  } finally {
+    client.close();
+  }
 }
 
 /** Every item of a REST list, page by page. */
@@ -325,18 +336,14 @@ describe('costgov check on a project scanned over the FOCUS sample', () => {
   let findings: Array<{ id: string; severity: string }>;
 
   beforeAll(async () => {
-    const identityPort = rest.system.services.find((s) => s.name === 'identity')!.port;
-    const identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
-    try {
+    await withIdentity(async (identityClient) => {
       await identityClient.grantScanCredits({ teamId: rest.teamId, credits: 1n });
       // Required tags most resources lack: one finding each, more than a page of 100.
       await identityClient.setRequiredTags(
         { requiredTags: ['environment', 'application'] },
         { teamId: rest.teamId },
       );
-    } finally {
-      identityClient.close();
-    }
+    });
     const connection = await created('/v1/guard/connections', { name: 'sample', provider: 'aws' });
     const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
       raw: await readFile(join(__dirname, '../../../data/focus/focus_sample_1000.csv'), 'utf8'),
@@ -401,6 +408,36 @@ describe('costgov check on a project scanned over the FOCUS sample', () => {
       expect(result.level).toBe(levels[finding.severity]);
       expect(run.tool.driver.rules![result.ruleIndex!]!.id).toBe(result.ruleId);
     }
+  });
+
+  it('with --scan, scans the project first and waits for it, progress on stderr', async () => {
+    await withIdentity((client) =>
+      client.grantScanCredits({ teamId: rest.teamId, credits: 1n }).then(() => {}),
+    );
+    const scansBefore = (await call('GET', `/v1/guard/scans?project_id=${project}`)).body.meta.total_count;
+    const result = await check('--project', project, '--scan', '--fail-on', 'low', '--json');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^scan scn_\w+: (pending|running)$/m);
+    expect(result.stderr).toMatch(/^scan scn_\w+: completed: \d+ resources, \d+ findings, 1 credit$/m);
+    expect(JSON.parse(result.stdout).summary.findings).toBe(findings.length);
+    const scans = (await call('GET', `/v1/guard/scans?project_id=${project}`)).body;
+    expect(scans.meta.total_count).toBe(scansBefore + 1);
+    expect(scans.data[0].status).toBe('completed');
+
+    // No credit left: the scan is refused, and so the check could not be made.
+    const broke = await check('--project', project, '--scan');
+    expect(broke.code).toBe(2);
+    expect(broke.stderr).toMatch(/^error: could not check project prj_\w+: .*credit/im);
+    // A key without scans:write cannot start one.
+    const readOnly = await cliWith(
+      { COSTGOV_URL: rest.system.url, COSTGOV_API_KEY: rest.readOnlyKey },
+      'check',
+      '--project',
+      project,
+      '--scan',
+    );
+    expect(readOnly.code).toBe(2);
+    expect(readOnly.stderr).toMatch(/^error: could not check project prj_\w+: /m);
   });
 
   const severeCount = (severity: string) => findings.filter((f) => f.severity === severity).length;
@@ -468,6 +505,7 @@ describe('costgov check when it cannot check (exit 2)', () => {
     [['--project', 'prj_x', '--max-spend-percentage', '0'], /Expected a percentage above 0/],
     [['--project', 'prj_x', '--max-spend-percentage', 'lots'], /Expected a percentage above 0/],
     [['--project', 'prj_x', '--url', 'localhost:8080'], /'--url <url>' argument 'localhost:8080' is invalid/],
+    [['--project', 'prj_x', '--scan', '--scan-timeout', '0'], /Expected a whole number of seconds/],
   ])('bad arguments %j', async (argv, message) => {
     const result = await check(...argv);
     expect(result.code).toBe(2);

@@ -7,6 +7,7 @@ import { checkProject, type CheckPolicy } from '../check/gate';
 import { junitXml } from '../check/junit';
 import { reportJson, reportText } from '../check/report';
 import { defaultSarifPath, sarifLog } from '../check/sarif';
+import { scanAndWait } from '../check/scan';
 import { severities, type Severity } from '../check/severity';
 import type { Io } from '../output';
 import type { Act } from '../program';
@@ -22,6 +23,19 @@ interface CheckOptions extends ApiOptions {
   junit?: string;
   sarif?: string;
   sarifPath: string;
+  scan?: boolean;
+  scanTimeout: number;
+}
+
+/** How often --scan reads the scan while it runs. */
+const scanPollMs = 1000;
+
+/** A whole number of seconds from 1 to a day. */
+function seconds(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > 86_400)
+    throw new InvalidArgumentError('Expected a whole number of seconds from 1 to 86400, like 600.');
+  return value;
 }
 
 /** A percentage above 0, decimals allowed (e.g. 90 or 99.5). */
@@ -59,6 +73,15 @@ export function registerCheck(program: Command, act: Act, io: Io): void {
       ).argParser(percentage),
     )
     .option('--ignore-acknowledged', 'count only open violations, not acknowledged ones')
+    .option(
+      '--scan',
+      'scan the project first and wait for it (the key needs scans:write; one credit a connection)',
+    )
+    .addOption(
+      new Option('--scan-timeout <seconds>', 'how long --scan waits for the scan to finish')
+        .argParser(seconds)
+        .default(600),
+    )
     .option('--junit <file>', 'write a JUnit XML report (one test case per policy rule and per item)')
     .option('--sarif <file>', 'write a SARIF 2.1.0 log for GitHub code scanning')
     .addOption(
@@ -77,6 +100,14 @@ export function registerCheck(program: Command, act: Act, io: Io): void {
         };
         try {
           const client = guardClient(options);
+          if (options.scan)
+            await scanAndWait(client, options.project, {
+              timeoutMs: options.scanTimeout * 1000,
+              intervalMs: scanPollMs,
+              progress: (line) => {
+                if (!globals.quiet) io.stderr.write(`${line}\n`);
+              },
+            });
           const outcome = await checkProject(client, options.project, policy);
           if (options.junit) await writeReport(options.junit, junitXml(outcome, new Date()));
           if (options.sarif) {
