@@ -29,6 +29,8 @@ export const notifierConfig = z
     WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
     /** How long a claimed delivery is held by the replica that claimed it; a killed replica's return after it. */
     WEBHOOK_LEASE_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+    /** Days a finished (succeeded or failed) delivery and its attempts are kept in the log. */
+    WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** Deliveries one replica claims and sends at once. */
     WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(20),
   })

@@ -68,6 +68,7 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
         leaseMs: config.WEBHOOK_LEASE_MS,
         batchSize: config.WEBHOOK_BATCH_SIZE,
         pollMs: config.WEBHOOK_POLL_MS,
+        retentionMs: config.WEBHOOK_RETENTION_DAYS * 24 * 3600_000,
       });
       dispatcher = started;
       if (options.dispatchLoop !== false) await started.start();

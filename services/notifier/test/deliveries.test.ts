@@ -286,6 +286,29 @@ describe('a failing endpoint', () => {
   });
 });
 
+describe('the delivery log', () => {
+  it('keeps finished deliveries for the retention (30 days), pending ones whatever their age', async () => {
+    const hook = await createHook(['violations.*']);
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    await dispatch();
+    receiver.answer(() => ({ status: 500 }));
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    await dispatch();
+    const dispatcher = fixture.notifiers[0]!.module.dispatcher();
+    fixture.clock.advance(30 * 24 * 3600_000 - 60_000);
+    await dispatcher.sweep();
+    expect((await deliveriesOf(hook)).map((d) => d.status)).toEqual(['pending', 'succeeded']);
+    fixture.clock.advance(120_000);
+    await dispatcher.sweep();
+    expect((await deliveriesOf(hook)).map((d) => d.status)).toEqual(['pending']);
+    const { rows } = await fixture.db.query(
+      'SELECT count(*)::int AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1',
+      [hook.id],
+    );
+    expect(rows[0]).toEqual({ n: 1 });
+  });
+});
+
 describe('replicas', () => {
   it('two dispatchers on one database deliver each delivery once', async () => {
     const second = await fixture.addReplica();
@@ -320,6 +343,7 @@ describe('replicas', () => {
       leaseMs: 60_000,
       batchSize: 10,
       pollMs: 1_000,
+      retentionMs: 30 * 24 * 3600_000,
     });
     const stuckRun = stuck.runOnce();
     await eventually(async () => {

@@ -35,7 +35,12 @@ export interface DispatcherOptions {
   batchSize: number;
   /** Pause between looks for due deliveries; new ones also wake the loop at once. */
   pollMs: number;
+  /** Finished deliveries (and their attempts) are deleted this long after their last change. */
+  retentionMs: number;
 }
+
+/** How often a replica deletes finished deliveries past the retention. */
+const sweepEveryMs = 3600_000;
 
 interface Claimed {
   id: string;
@@ -86,6 +91,7 @@ export function createDispatcher({
   leaseMs,
   batchSize,
   pollMs,
+  retentionMs,
 }: DispatcherOptions) {
   const log = logger.child({ component: 'webhook-dispatcher' });
 
@@ -276,6 +282,30 @@ export function createDispatcher({
     return claimed.length;
   }
 
+  /**
+   * Deletes succeeded and failed deliveries whose last change is older than the retention, with their
+   * attempts; pending ones are kept whatever their age. Returns how many went.
+   */
+  async function sweep(): Promise<number> {
+    const { rowCount } = await db.query(
+      `DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < $1`,
+      [new Date(now().getTime() - retentionMs)],
+    );
+    if (rowCount > 0) log.info({ deliveries: rowCount }, 'deleted deliveries past the retention');
+    return rowCount;
+  }
+
+  let sweptAt = 0;
+  /** One batch, and the retention sweep when an hour has passed since the last. */
+  async function tick(): Promise<number> {
+    const sent = await runOnce();
+    if (now().getTime() - sweptAt >= sweepEveryMs) {
+      sweptAt = now().getTime();
+      await sweep();
+    }
+    return sent;
+  }
+
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
@@ -294,7 +324,7 @@ export function createDispatcher({
       try {
         do {
           again = false;
-          if ((await runOnce()) >= batchSize) again = true;
+          if ((await tick()) >= batchSize) again = true;
         } while (again && !stopped);
       } catch (error) {
         log.warn({ err: error }, 'looking for due webhook deliveries failed; retrying');
@@ -322,6 +352,7 @@ export function createDispatcher({
 
   return {
     runOnce,
+    sweep,
     /** Starts the loop: polls every pollMs and wakes at once on each new or retried delivery. */
     async start(): Promise<void> {
       stopped = false;
