@@ -4,7 +4,7 @@ import { notifier } from '@costgov/contracts';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { notifierConfig } from './config';
-import type { AddressPolicy } from './deliveries/address-policy';
+import { bareHost, type AddressPolicy } from './deliveries/address-policy';
 import { deliveriesFactory } from './deliveries/deliveries';
 import { createDispatcher, type Dispatcher } from './deliveries/dispatcher';
 import { consumedEventTypes, deliveryFanout } from './deliveries/fanout';
@@ -43,7 +43,7 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
       const config = loadConfig(notifierConfig, env);
       const policy: AddressPolicy = {
         allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-        allowedHosts: config.WEBHOOK_ALLOWED_HOSTS,
+        allowedHosts: config.WEBHOOK_ALLOWED_HOSTS.map(bareHost),
       };
       if (policy.allowPrivateNetworks)
         logger.warn(

@@ -71,6 +71,7 @@ describe('create', () => {
     ['a relative url', { url: '/hooks' }, ['url']],
     ['an ftp url', { url: 'ftp://example.com/x' }, ['url']],
     ['credentials in the url', { url: 'https://user:pw@example.com/x' }, ['url']],
+    ['a url with spaces', { url: ' https://example.com/a b' }, ['url']],
     ['a url over 2048 characters', { url: `https://example.com/${'a'.repeat(2040)}` }, ['url']],
     ['no events', { events: [] }, ['events']],
     ['51 patterns', { events: Array.from({ length: 51 }, () => '*') }, ['events']],

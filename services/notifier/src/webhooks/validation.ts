@@ -15,6 +15,7 @@ export function urlProblem(url: string, policy: AddressPolicy): string | undefin
   if (text) return text;
   if (url.length === 0) return 'is required';
   if (url.length > maxUrlLength) return `must be at most ${maxUrlLength} characters`;
+  if (/\s/.test(url)) return 'must not contain spaces or line breaks (percent-encode them)';
   let parsed: URL;
   try {
     parsed = new URL(url);
