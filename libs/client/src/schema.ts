@@ -522,9 +522,10 @@ export interface paths {
      *     answer carries the signing `secret` (`whsec_...`): it is shown this once, store it. The
      *     endpoint starts `enabled`.
      *
-     *     A `url` whose host is, or resolves to, a private, loopback, link-local or otherwise
-     *     non-public address is refused with `422` (SSRF protection) unless the operator allows
-     *     private targets.
+     *     A `url` whose host is a non-public IP address (private, loopback, link-local such as
+     *     `169.254.169.254`, and the like) or `localhost` is refused with `422` (SSRF protection)
+     *     unless the operator allows it; a host name is checked, on the addresses it resolves to,
+     *     before every attempt.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -638,6 +639,28 @@ export interface paths {
      * @description This document as JSON. No authentication; not rate limited.
      */
     get: operations['getOpenApiDocument'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/asyncapi.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the AsyncAPI document of the platform's events (extension)
+     * @description The AsyncAPI 3.0 document of every CloudEvent published on NATS JetStream for internal
+     *     consumers: subjects, streams, CloudEvents headers and payload schemas generated from the proto
+     *     files (libs/events). No authentication; not rate limited.
+     */
+    get: operations['getAsyncApiDocument'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1446,12 +1469,12 @@ export interface components {
       data: components['schemas']['IngestSummary'];
     };
     /**
-     * @description An event type (`budgets.budget.breached`), every type of a service or resource
-     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable types:
-     *     the team's events of budgets (`budgets.project.*`, `budgets.budget.*`), violations
-     *     (`violations.violation.*`), the scanner (`scanner.scan.*`, `scanner.finding.*`) and costs
-     *     (`costs.connection.*`, `costs.cost_data.ingested`), as listed under Events. A pattern that
-     *     matches no deliverable type is `422`.
+     * @description An event type (`budgets.budget.breached`), every type under a prefix of whole tokens
+     *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable: every
+     *     event type listed under Events except `scanner.scan.requested` (the scan workers' internal
+     *     queue; a scan's outcome is `scanner.scan.completed` or `scanner.scan.failed`), each only to
+     *     the endpoints of the team it belongs to. An unknown type, `scanner.scan.requested`, or a
+     *     wildcard that matches no deliverable type is `422`.
      * @example budgets.budget.breached
      * @example violations.*
      * @example *
@@ -1509,7 +1532,10 @@ export interface components {
       enabled?: boolean;
       /** @description `true` makes a new signing secret (in the answer, shown once). */
       rotate_secret?: boolean;
-      /** @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400; at most 7 days). */
+      /**
+       * @description With `rotate_secret`, how long the previous secret keeps signing too (default 86400, 24 h;
+       *     at most 30 days). Without it, moves the end of the current overlap (`0` ends it now).
+       */
       previous_secret_ttl_seconds?: number;
     };
     WebhookList: {
@@ -4123,6 +4149,33 @@ export interface operations {
             openapi: '3.1.0';
             info: Record<string, never>;
             paths: Record<string, never>;
+          };
+        };
+      };
+    };
+  };
+  getAsyncApiDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The AsyncAPI 3.0 document. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            asyncapi: '3.0.0';
+            info: Record<string, never>;
+            channels: Record<string, never>;
+            operations: Record<string, never>;
           };
         };
       };

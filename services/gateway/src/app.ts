@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { budgets, costs, notifier, scanner, scim, violations } from '@costgov/contracts';
+import asyncApiDocument from '@costgov/events/asyncapi.json';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { observeHttpRequest } from '@costgov/telemetry';
@@ -88,6 +89,10 @@ export function createGatewayApp(deps: GatewayDeps): Express {
     res.json(deps.openapi);
   });
   app.use('/v1/docs', docsRoutes(deps.openapi));
+  // The events other services can consume (libs/events), generated from the proto files.
+  app.get('/v1/asyncapi.json', (_req, res) => {
+    res.json(asyncApiDocument);
+  });
 
   const limit = rateLimit(deps.limiter);
   // API keys and OAuth tokens open /v1; SCIM tokens open /scim/v2 and nothing else.

@@ -14,6 +14,8 @@ export interface RestSystem {
   otherTeamKey: string;
   /** guard:read only, of the bootstrap team. */
   readOnlyKey: string;
+  /** The bus's subject namespace (a fresh one per system), for consumers on NATS. */
+  namespace: string;
 }
 
 /**
@@ -31,12 +33,13 @@ export async function startRestSystem(
     DATA_DIR: 'memory',
     ...options.config,
   });
+  const bus = await testBus(logger);
   const system = await startSystem(config, logger, {
     env: { GUARD_BOOTSTRAP_API_KEY: bootstrapKey, ...options.env },
     quietBootstrap: true,
     anyPorts: true,
     openDb: (service) => freshDb(service),
-    bus: await testBus(logger),
+    bus,
   });
   const teamId = system.bootstrap!.teamId;
   const identityPort = system.services.find((s) => s.name === 'identity')!.port;
@@ -52,7 +55,7 @@ export async function startRestSystem(
     const readOnlyKey = (
       await identityClient.createApiKey({ name: 'dashboard', scopes: ['guard:read'] }, { teamId })
     ).secret;
-    return { system, teamId, otherTeamKey, readOnlyKey };
+    return { system, teamId, otherTeamKey, readOnlyKey, namespace: bus.namespace };
   } finally {
     identityClient.close();
   }
