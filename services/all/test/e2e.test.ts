@@ -137,8 +137,8 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
   let metricsUrl = '';
 
   beforeAll(async () => {
-    const [port, metrics, identity, budgets, violations, costs, scanner] = await Promise.all(
-      Array.from({ length: 7 }, freePort),
+    const [port, metrics, identity, budgets, violations, costs, scanner, notifier] = await Promise.all(
+      Array.from({ length: 8 }, freePort),
     );
     proc = startProcess('all', 'services/all/src/main.ts', {
       DATA_DIR: dataDir,
@@ -149,6 +149,7 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
       VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
       COSTS_ADDR: `127.0.0.1:${costs}`,
       SCANNER_ADDR: `127.0.0.1:${scanner}`,
+      NOTIFIER_ADDR: `127.0.0.1:${notifier}`,
       GUARD_BOOTSTRAP_API_KEY: '',
     });
     url = `http://127.0.0.1:${port}`;

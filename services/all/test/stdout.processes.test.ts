@@ -17,9 +17,9 @@ describe('npm start (every service in one process)', () => {
     'writes only JSON log lines to stdout; the banner and the generated key go to stderr',
     { timeout: 240_000 },
     async () => {
-      // Every gRPC address its own free port: the defaults (50051-50055) may be taken on a shared machine.
-      const [port, metrics, identity, budgets, violations, costs, scanner] = await Promise.all(
-        Array.from({ length: 7 }, freePort),
+      // Every gRPC address its own free port: the defaults (50051-50056) may be taken on a shared machine.
+      const [port, metrics, identity, budgets, violations, costs, scanner, notifier] = await Promise.all(
+        Array.from({ length: 8 }, freePort),
       );
       const env: NodeJS.ProcessEnv = {
         ...process.env,
@@ -31,6 +31,7 @@ describe('npm start (every service in one process)', () => {
         VIOLATIONS_ADDR: `127.0.0.1:${violations}`,
         COSTS_ADDR: `127.0.0.1:${costs}`,
         SCANNER_ADDR: `127.0.0.1:${scanner}`,
+        NOTIFIER_ADDR: `127.0.0.1:${notifier}`,
         DATA_DIR: dataDir,
         LOG_LEVEL: 'info',
       };
