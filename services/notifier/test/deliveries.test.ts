@@ -3,6 +3,7 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Webhook } from 'standardwebhooks';
 import { ConflictError, NotFoundError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
+import { metrics } from '@costgov/telemetry';
 import { eventually } from '@costgov/testing';
 import { createDispatcher } from '../src/deliveries/dispatcher';
 import { retryDelaysMs } from '../src/deliveries/schedule';
@@ -283,6 +284,42 @@ describe('a failing endpoint', () => {
       await dispatch();
     }
     expect((await fixture.client.getWebhook({ id: hook.id }, hook.ctx)).enabled).toBe(true);
+  });
+});
+
+describe('metrics', () => {
+  /** A series' value; `webhook_delivery_duration_seconds_count` is read from its histogram. */
+  const value = async (name: string, labels: Record<string, string>) => {
+    const metric = await metrics.registry.getSingleMetric(name.replace(/_count$/, ''))!.get();
+    const match = metric.values.find(
+      (v) =>
+        ((v as { metricName?: string }).metricName ?? name) === name &&
+        Object.entries(labels).every(([key, want]) => v.labels[key] === want),
+    );
+    return match?.value ?? 0;
+  };
+
+  it('count attempts by outcome and time them', async () => {
+    const hook = await createHook(['violations.*']);
+    const before = {
+      success: await value('webhook_deliveries_total', { outcome: 'success', trigger: 'scheduled' }),
+      failure: await value('webhook_deliveries_total', { outcome: 'failure', trigger: 'scheduled' }),
+      timed: await value('webhook_delivery_duration_seconds_count', { outcome: 'failure' }),
+    };
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    await dispatch();
+    receiver.answer(() => ({ status: 500 }));
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    await dispatch();
+    expect(await value('webhook_deliveries_total', { outcome: 'success', trigger: 'scheduled' })).toBe(
+      before.success + 1,
+    );
+    expect(await value('webhook_deliveries_total', { outcome: 'failure', trigger: 'scheduled' })).toBe(
+      before.failure + 1,
+    );
+    expect(await value('webhook_delivery_duration_seconds_count', { outcome: 'failure' })).toBe(
+      before.timed + 1,
+    );
   });
 });
 
