@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@costgov/config';
 import { createLogger } from '@costgov/log';
@@ -15,6 +17,14 @@ const apiKey = 'cg_live_metricsnamestestkey0000000000000';
 const namespace = uniqueName('metrics');
 let system: RunningSystem;
 let metricsServer: MetricsServer;
+/** A webhook endpoint that takes every delivery. */
+const hooks = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.statusCode = 204;
+    res.end();
+  });
+});
 
 beforeAll(async () => {
   const logger = createLogger('test', 'silent');
@@ -26,16 +36,20 @@ beforeAll(async () => {
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
   });
   system = await startSystem(config, logger, {
-    env: { GUARD_BOOTSTRAP_API_KEY: apiKey },
+    // The webhook endpoint listens on loopback, which the notifier refuses by default (SSRF).
+    env: { GUARD_BOOTSTRAP_API_KEY: apiKey, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
     quietBootstrap: true,
     anyPorts: true,
     openDb: (service) => freshDb(service),
   });
   metricsServer = await startMetricsServer(0, { host: '127.0.0.1' });
+  await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
 });
 
 afterAll(async () => {
   await metricsServer?.close();
+  hooks.closeAllConnections();
+  await new Promise((resolve) => hooks.close(resolve));
   await system?.stop();
   if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
 });
@@ -80,7 +94,11 @@ function focusFile(cost: number): string {
 describe('metrics after traffic', () => {
   const system_ = () => (process.env.NATS_URL ? 'nats' : 'memory');
 
-  it('shows requests, gRPC calls, outbox backlog and consumer lag under their semantic-convention names', async () => {
+  it('shows requests, gRPC calls, outbox backlog, consumer lag and webhook deliveries under their names', async () => {
+    await call('POST', '/v1/guard/webhooks', {
+      url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`,
+      events: ['budgets.budget.breached'],
+    });
     const connection = await call('POST', '/v1/guard/connections', { name: 'metered', provider: 'aws' });
     const project = await call('POST', '/v1/guard/projects', {
       name: 'metered',
@@ -115,7 +133,11 @@ describe('metrics after traffic', () => {
           messaging_system: system_(),
           messaging_consumer_group_name: 'budgets_spend_changed',
         }) === 0;
-      return caughtUp ? scraped : undefined;
+      const delivered = valueOf(scraped, 'webhook_deliveries_total', {
+        outcome: 'success',
+        trigger: 'scheduled',
+      });
+      return caughtUp && delivered === 1 ? scraped : undefined;
     }, 30_000);
 
     expect(
