@@ -62,7 +62,7 @@ interface Claimed {
  * Signatures for `webhook-signature`: the current secret's, and during a rotation overlap the previous
  * secret's too, space-separated (Standard Webhooks lets a receiver accept either).
  */
-export function signatures(row: Claimed, msgId: string, at: Date): string {
+function signatures(row: Claimed, msgId: string, at: Date): string {
   const secrets = [row.secret];
   if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > at)
     secrets.push(row.previous_secret);
