@@ -120,7 +120,7 @@ describe.skipIf(skipReason)(
         procs,
       );
       url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
-    }, slow);
+    }, 2 * slow); // seven processes (each with its own PGlite on the embedded default) on a loaded machine
 
     afterAll(async () => {
       await Promise.all(procs.map((proc) => proc.stop()));
