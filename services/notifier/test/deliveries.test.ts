@@ -89,6 +89,16 @@ describe('delivery', () => {
     for (const none of [other, off, foreign]) expect(await deliveriesOf(none)).toEqual([]);
   });
 
+  it('makes one delivery of an event however often the bus brings it', async () => {
+    const hook = await createHook(['violations.*']);
+    const event = violationCreated(hook.ctx.teamId);
+    await publish(fixture, event);
+    await fixture.bus.publish({ ...event }, { dedupeId: `${event.id}-replayed` });
+    await fixture.bus.publish(violationCreated(hook.ctx.teamId)); // a later event, to know the replay was handled
+    await eventually(async () => ((await deliveriesOf(hook)).length === 2 ? true : undefined));
+    expect((await deliveriesOf(hook)).filter((d) => d.eventId === event.id)).toHaveLength(1);
+  });
+
   it('signs with the old and the new secret during a rotation overlap, and with the new one after it', async () => {
     const hook = await createHook(['violations.violation.created']);
     const rotated = await fixture.client.updateWebhook({ id: hook.id, rotateSecret: true }, hook.ctx);
