@@ -32,7 +32,7 @@ let operations: Operation[];
 let problemsOf: ReturnType<typeof contractChecker>;
 const fixtures: Fixtures = {
   credentials: { apiKey, readOnlyKey: '', scimToken: '', notEnterpriseScimToken: '' },
-  ids: { projects: [], users: [], groups: [] },
+  ids: { projects: [], users: [], groups: [], webhooks: [] },
 };
 
 /**
@@ -204,6 +204,18 @@ beforeAll(async () => {
     });
     fixtures.ids.projects.push(
       (JSON.parse(project.body.toString('utf8')) as { data: { id: string } }).data.id,
+    );
+  }
+  // Webhooks to a host that never resolves (.invalid): their deliveries fail without leaving the machine.
+  for (let i = 0; i < 2; i += 1) {
+    const webhook = await send({
+      method: 'POST',
+      path: '/v1/guard/webhooks',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: json({ url: `https://hooks-${i}.fuzz.invalid/costgov`, events: ['budgets.budget.breached'] }),
+    });
+    fixtures.ids.webhooks.push(
+      (JSON.parse(webhook.body.toString('utf8')) as { data: { id: string } }).data.id,
     );
   }
 }, 180_000);

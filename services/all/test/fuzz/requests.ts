@@ -12,7 +12,7 @@ export interface Fixtures {
   ids: Record<ResourceKind, string[]>;
 }
 
-export type ResourceKind = 'projects' | 'users' | 'groups';
+export type ResourceKind = 'projects' | 'users' | 'groups' | 'webhooks';
 
 export const resourceKindOf = (path: string): ResourceKind | undefined =>
   path.startsWith('/v1/guard/projects')
@@ -21,7 +21,9 @@ export const resourceKindOf = (path: string): ResourceKind | undefined =>
       ? 'users'
       : path.startsWith('/scim/v2/Groups')
         ? 'groups'
-        : undefined;
+        : path.startsWith('/v1/guard/webhooks')
+          ? 'webhooks'
+          : undefined;
 
 type Credential =
   'right' | 'read-only' | 'other-kind' | 'not-enterprise' | 'unknown' | 'basic' | 'empty' | 'none';
@@ -122,7 +124,7 @@ function pathArbitrary(operation: Operation): fc.Arbitrary<Record<string, PathVa
   const choices: Array<fc.WeightedArbitrary<PathValue>> = [
     {
       arbitrary: fc
-        .tuple(fc.constantFrom<ResourceKind>('projects', 'users', 'groups'), fc.nat())
+        .tuple(fc.constantFrom<ResourceKind>('projects', 'users', 'groups', 'webhooks'), fc.nat())
         .map(([kind, index]) => ({ kind, real: index })),
       weight: 1,
     },
@@ -250,10 +252,24 @@ function hintsFor(operation: Operation, fixtures: Fixtures): Record<string, fc.A
   };
 }
 
-/** Approvers must be the team's SCIM users and connections the team's connections (it has none). */
+/**
+ * Approvers must be the team's SCIM users and connections the team's connections (it has none). Webhook
+ * targets and event patterns are mostly ones the notifier accepts (a `.invalid` host: nothing is sent),
+ * with a few it refuses (private addresses, unknown and internal types).
+ */
 const guardHints = (fixtures: Fixtures): Record<string, fc.Arbitrary<unknown>> => ({
   approvers: fc.uniqueArray(fc.constantFrom(...fixtures.ids.users), { maxLength: 3 }),
   connection_ids: fc.constant([]),
+  url: fc.constantFrom(
+    'https://hooks.fuzz.invalid/costgov',
+    'http://hooks.fuzz.invalid:8080/a?b=c',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[::1]/',
+  ),
+  events: fc.uniqueArray(
+    fc.constantFrom('*', 'violations.*', 'budgets.budget.breached', 'billing.*', 'scanner.scan.requested'),
+    { maxLength: 3 },
+  ),
 });
 
 function bodyArbitrary(operation: Operation, document: Schema, fixtures: Fixtures): fc.Arbitrary<Body> {
