@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { asyncApiDocument } from '../src/asyncapi';
+import { protoComments } from './proto-comments';
 
 const out = path.join(__dirname, '..', 'asyncapi.json');
-writeFileSync(out, `${JSON.stringify(asyncApiDocument(), null, 2)}\n`);
+writeFileSync(out, `${JSON.stringify(asyncApiDocument(protoComments()), null, 2)}\n`);

@@ -1,5 +1,5 @@
 import { catalogue, eventTypes, serviceOf, type EventType } from './catalogue';
-import { messageSchemas, type JsonSchema } from './json-schema';
+import { messageSchemas, type Describe, type JsonSchema } from './json-schema';
 import { defaultNamespace, streamOf, streamSubjectsOf, subjectOf } from './subjects';
 
 /** The version of the event catalogue: the major follows the proto package (`costgov.events.v1`). */
@@ -122,12 +122,16 @@ const cloudEventHeaders: JsonSchema = {
   },
 };
 
-/** The AsyncAPI 3.0 document of every event in the catalogue, payload schemas generated from the proto messages. */
-export function asyncApiDocument() {
+/**
+ * The AsyncAPI 3.0 document of every event in the catalogue, payload schemas generated from the proto
+ * messages; `describe` gives them the proto files' comments (scripts/proto-comments.ts).
+ */
+export function asyncApiDocument(describe?: Describe) {
   const schemaNameOf = (type: EventType) => catalogue[type].schema.name;
   const payloads = messageSchemas(
     eventTypes.map((type) => catalogue[type].schema),
     '#/components/schemas/',
+    describe,
   );
   const byType = <T>(build: (type: EventType) => T) =>
     Object.fromEntries(eventTypes.map((type) => [type, build(type)]));

@@ -19,4 +19,3 @@ export {
 } from './subscriber';
 export { memoryInbox, postgresInbox, withInbox, type InboxStore, type PgClient, type PgPool } from './inbox';
 export { defaultNamespace, streamOf, subjectOf } from './subjects';
-export { asyncApiDocument, catalogueVersion } from './asyncapi';

@@ -3,12 +3,19 @@ import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
 
 export type JsonSchema = Record<string, unknown>;
 
+/** The comment of a message, or of one of its fields (by proto name), if it has one. */
+export type Describe = (typeName: string, field?: string) => string | undefined;
+
 /**
  * JSON Schemas (draft 07, which AsyncAPI schemas extend) of proto messages in their proto3 JSON form,
  * as `toJson` writes them: lowerCamelCase names, 64-bit integers as strings, enums by name, well-known
  * types in their special forms. Messages become named definitions referenced with `refPrefix`.
  */
-export function messageSchemas(roots: DescMessage[], refPrefix: string): Record<string, JsonSchema> {
+export function messageSchemas(
+  roots: DescMessage[],
+  refPrefix: string,
+  describe: Describe = () => undefined,
+): Record<string, JsonSchema> {
   const definitions: Record<string, JsonSchema> = {};
   const typeNames = new Map<string, string>();
   const visit = (message: DescMessage): JsonSchema => {
@@ -20,7 +27,7 @@ export function messageSchemas(roots: DescMessage[], refPrefix: string): Record<
     }
     if (seen === undefined) {
       typeNames.set(message.name, message.typeName); // before the fields: recursive messages refer to it
-      definitions[message.name] = objectSchema(message, visit);
+      definitions[message.name] = objectSchema(message, visit, describe);
     }
     return { $ref: `${refPrefix}${message.name}` };
   };
@@ -28,17 +35,24 @@ export function messageSchemas(roots: DescMessage[], refPrefix: string): Record<
   return Object.fromEntries(Object.entries(definitions).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function objectSchema(message: DescMessage, visit: (message: DescMessage) => JsonSchema): JsonSchema {
+function objectSchema(
+  message: DescMessage,
+  visit: (message: DescMessage) => JsonSchema,
+  describe: Describe,
+): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const field of message.fields) {
-    properties[field.jsonName] = fieldSchema(field, visit);
+    const description = describe(message.typeName, field.name);
+    properties[field.jsonName] = { ...(description ? { description } : {}), ...fieldSchema(field, visit) };
     // Producers write implicit-presence fields even at their default (alwaysEmitImplicit); fields with
     // explicit presence (`optional`, messages, oneof members) only when set.
     if (emittedAlways(field)) required.push(field.jsonName);
   }
+  const description = describe(message.typeName);
   return {
     type: 'object',
+    ...(description ? { description } : {}),
     'x-proto-message': message.typeName,
     properties,
     ...(required.length > 0 ? { required } : {}),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { asyncApiDocument } from '../src/asyncapi';
 import { catalogue, eventTypes } from '../src/catalogue';
+import { protoComments } from '../scripts/proto-comments';
 
 const repo = path.resolve(__dirname, '../../..');
 
@@ -98,7 +99,16 @@ describe('the event catalogue', () => {
 describe('the AsyncAPI document', () => {
   it('is committed as generated (npm run generate)', () => {
     const committed = JSON.parse(readFileSync(path.join(__dirname, '../asyncapi.json'), 'utf8')) as unknown;
-    expect(committed).toEqual(asyncApiDocument());
+    expect(committed).toEqual(asyncApiDocument(protoComments()));
+  });
+
+  it('carries the comments of the proto files as descriptions', () => {
+    const { schemas } = asyncApiDocument(protoComments()).components as unknown as {
+      schemas: Record<string, { description?: string; properties: Record<string, { description?: string }> }>;
+    };
+    expect(schemas.ScanFinished?.description).toBe('scanner.scan.completed, scanner.scan.failed');
+    expect(schemas.ScanFinished?.properties.status?.description).toBe('completed | failed');
+    expect(schemas.BudgetThresholdCrossed?.properties.periodStart?.description).toMatch(/YYYY-MM-DD/);
   });
 
   it('has a channel, a receive operation and a message per type, on the stream of its service', () => {
