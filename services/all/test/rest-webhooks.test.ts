@@ -58,6 +58,30 @@ const verified = (secret: string, delivery: ReceivedDelivery) =>
     data: Record<string, unknown>;
   };
 
+/** A FOCUS export of this month with one row per cost, for a connection's upload. */
+function focusFile(costs: number[]): string {
+  const now = new Date();
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  const header =
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
+  const lines = costs.map((cost, i) =>
+    [
+      cost,
+      cost,
+      'USD',
+      stamp(start),
+      stamp(end),
+      stamp(start),
+      stamp(new Date(start.getTime() + 3_600_000)),
+      'EC2',
+      `i-${i}`,
+    ].join(','),
+  );
+  return `${header}\n${lines.join('\n')}\n`;
+}
+
 beforeAll(async () => {
   receiver = await startWebhookReceiver(answers);
   // The SSRF guard stays on; only the local receiver's address is exempt, as an operator would do it.
@@ -443,6 +467,51 @@ describe('REST /v1/guard/webhooks: deliveries', () => {
     expect(log.attempts[1]).toMatchObject({ attempt: 2, response_status: 200, outcome: 'success' });
     const [first, second] = receiver.at('/slow');
     expect(second!.id).toBe(first!.id);
+  });
+
+  it('delivers a budget breach and its violation from a FOCUS upload, each verified', async () => {
+    const hook = await webhookTo('/breach', ['budgets.budget.breached', 'violations.violation.created']);
+    const connection = await call('POST', '/v1/guard/connections', {
+      body: { name: 'aws-breach', provider: 'aws' },
+    });
+    const project = await call('POST', '/v1/guard/projects', {
+      body: { name: 'breached', connection_ids: [connection.body.data.id] },
+    });
+    const budget = await call('POST', '/v1/guard/budgets', {
+      body: {
+        project_id: project.body.data.id,
+        name: 'Breached cloud',
+        amount: 100,
+        currency: 'USD',
+        period: 'monthly',
+        thresholds: [100],
+      },
+    });
+    expect(budget.status, budget.text).toBe(201);
+    const upload = await fetch(`${system.url}/v1/guard/connections/${connection.body.data.id}/cost-data`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bootstrapKey}`, 'content-type': 'text/csv' },
+      body: focusFile([60, 55.5]),
+    });
+    expect(upload.status, await upload.clone().text()).toBe(200);
+
+    const delivered = await receivedAt('/breach', 2);
+    const byType = Object.fromEntries(
+      delivered.map((d) => verified(hook.secret, d)).map((event) => [event.type, event]),
+    );
+    expect(byType['budgets.budget.breached']).toMatchObject({
+      subject: budget.body.data.id,
+      data: {
+        budgetId: budget.body.data.id,
+        projectId: project.body.data.id,
+        threshold: 100,
+        currentSpend: 115.5,
+        currency: 'USD',
+      },
+    });
+    expect(byType['violations.violation.created']).toMatchObject({
+      data: { budgetId: budget.body.data.id, severity: 'critical' },
+    });
   });
 
   it('sends a delivery again on a manual retry (202), logged as manual', async () => {
