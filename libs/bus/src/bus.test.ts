@@ -1,5 +1,6 @@
 import { SpanKind, trace } from '@opentelemetry/api';
 import pino from 'pino';
+import { UnavailableError } from '@costgov/errors';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bus, ConsumeOptions, Consumer, DeliveryInfo } from './bus';
 import type { CloudEvent } from './cloudevent';
@@ -162,6 +163,32 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       expect(received.filter((r) => r.event.id === poison.id).map((r) => r.info.deliveryCount)).toEqual([
         1, 2,
       ]);
+    });
+
+    it.each([
+      ['UnavailableError', () => new UnavailableError()],
+      [
+        'a database that went away',
+        () => Object.assign(new Error('terminating connection'), { code: '57P01' }),
+      ],
+      ['a gRPC UNAVAILABLE', () => Object.assign(new Error('14 UNAVAILABLE: No connection'), { code: 14 })],
+    ])('keeps redelivering past maxDeliver while %s, then handles the message', async (_, outage) => {
+      const received: number[] = [];
+      consumers.push(
+        await bus.consume({
+          durable: 'outage',
+          types: ['budgets.>'],
+          backoffMs: 5,
+          maxDeliver: 2,
+          handler: async (_event, info) => {
+            received.push(info.deliveryCount);
+            if (info.deliveryCount < 5) throw outage();
+          },
+        }),
+      );
+      await bus.publish(testEvent());
+      await eventually(() => expect(received).toEqual([1, 2, 3, 4, 5]));
+      expect(logLines.filter((line) => line.level === 'error')).toEqual([]);
     });
 
     it.each([

@@ -18,7 +18,12 @@ export interface ConsumeOptions {
   types: string[];
   /** Resolves: the message is acked. Rejects: it is redelivered after a backoff. */
   handler: (event: CloudEvent, info: DeliveryInfo) => Promise<void>;
-  /** Deliveries before the message is given up on (terminated and logged at error). Default 10. */
+  /**
+   * Failed deliveries before the message is given up on (terminated and logged at error). Default 10.
+   * Failures that mean a dependency is unreachable (UnavailableError, a database that went away, a gRPC
+   * UNAVAILABLE) do not give up: the message is redelivered, backing off to once a minute, until the
+   * dependency is back (bounded only by the broker's `outageMaxDeliver`), so an outage loses no event.
+   */
   maxDeliver?: number;
   /** Time a handler has before the message is delivered again elsewhere. Default 30 s. */
   ackWaitMs?: number;
@@ -79,6 +84,11 @@ export type ResolvedConsumeOptions = Required<ConsumeOptions>;
 
 /** How long redelivered messages are held back at most, and how long ids are remembered for dedupe. */
 export const maxBackoffMs = 60_000;
+/**
+ * The broker's own bound on deliveries of one message (JetStream `max_deliver`): high enough to ride out
+ * about 16 hours of a dependency's outage at one delivery a minute; `maxDeliver` ends other failures.
+ */
+export const outageMaxDeliver = 1_000;
 export const duplicateWindowMs = 2 * 60_000;
 
 const durablePattern = /^[A-Za-z0-9_-]+$/;

@@ -1,9 +1,20 @@
+import { isDatabaseUnavailable } from '@costgov/db';
+import { UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
 import { redeliveryDelayMs, type BusObserver, type ResolvedConsumeOptions } from './bus';
 import { fromWire, type CloudEvent, type WireMessage } from './cloudevent';
 import { matchesAny } from './patterns';
 import { messageOf } from './thrown';
 import { withConsumeSpan, type SpanTarget } from './tracing';
+
+const grpcUnavailable = 14;
+
+/** A failure of a dependency (database, another service) rather than of the message. */
+export function isOutage(error: unknown): boolean {
+  if (error instanceof UnavailableError || isDatabaseUnavailable(error)) return true;
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return code === grpcUnavailable || isDatabaseUnavailable((error as { cause?: unknown } | null)?.cause);
+}
 
 /** What to tell the broker about a delivered message. */
 export type Settlement =
@@ -68,6 +79,12 @@ async function settle({
     );
     return { kind: 'ack' };
   } catch (error) {
+    if (isOutage(error)) {
+      // Not the message's fault: keep it until the dependency is back, however many deliveries that takes.
+      const delayMs = redeliveryDelayMs(options, deliveryCount);
+      logger.warn({ ...fields, err: error, retry_in_ms: delayMs }, 'dependency unavailable; redelivering');
+      return { kind: 'nak', delayMs };
+    }
     if (deliveryCount >= options.maxDeliver) {
       logger.error(
         { ...fields, err: error },

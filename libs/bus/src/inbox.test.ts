@@ -128,7 +128,7 @@ describe.each(busImplementations)('inbox on the $name bus', (implementation) => 
     await eventually(async () =>
       expect((await effects()).map((row) => row.event_id).sort()).toEqual([first.id, second.id].sort()),
     );
-    expect(logLines.some((line) => line.msg === 'event handler failed; redelivering')).toBe(true);
+    expect(logLines.some((line) => line.msg === 'dependency unavailable; redelivering')).toBe(true);
   });
 
   it('runs the handler in a consumer span that continues the producer trace', async () => {

@@ -10,7 +10,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { duplicateWindowMs, type ResolvedConsumeOptions } from './bus';
+import { duplicateWindowMs, outageMaxDeliver, type ResolvedConsumeOptions } from './bus';
 
 /** One stream per producing service: `COSTGOV_BUDGETS` holds `costgov.budgets.>`. */
 export const streamName = (namespace: string, service: string): string =>
@@ -59,7 +59,9 @@ export async function ensureConsumer(
 ): Promise<void> {
   const changeable: Partial<ConsumerConfig> = {
     ack_wait: nanos(options.ackWaitMs),
-    max_deliver: options.maxDeliver,
+    // The consumer gives up on failing handlers after options.maxDeliver (delivery.ts) except during
+    // outages; the broker's bound only ends a message whose handler never settles.
+    max_deliver: Math.max(options.maxDeliver, outageMaxDeliver),
     filter_subject: filterSubject,
   };
   await addOrUpdate(

@@ -125,7 +125,8 @@ export async function createNatsBus({
     });
     try {
       if (settlement.kind === 'nak') return msg.nak(settlement.delayMs);
-      if (settlement.kind === 'term') return msg.term(settlement.reason);
+      // Without a reason: NATS 2.9 does not parse `+TERM <reason>` and redelivers (the reason is logged).
+      if (settlement.kind === 'term') return msg.term();
       await msg.ackAck();
     } catch (error) {
       // A lost connection: the message comes back after the ack wait (the inbox skips a done effect).
