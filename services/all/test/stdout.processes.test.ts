@@ -17,7 +17,7 @@ describe('npm start (every service in one process)', () => {
     'writes only JSON log lines to stdout; the banner and the generated key go to stderr',
     { timeout: 240_000 },
     async () => {
-      // Every gRPC address its own free port: the defaults (50051-50056) may be taken on a shared machine.
+      // Every gRPC address its own free port: the defaults (50051-50057) may be taken on a shared machine.
       const [port, metrics, identity, budgets, violations, costs, scanner, notifier] = await Promise.all(
         Array.from({ length: 8 }, freePort),
       );

@@ -21,7 +21,7 @@ export const gatewayConfig = baseConfig
     VIOLATIONS_ADDR: z.string().default('127.0.0.1:50053'),
     COSTS_ADDR: z.string().default('127.0.0.1:50054'),
     SCANNER_ADDR: z.string().default('127.0.0.1:50055'),
-    NOTIFIER_ADDR: z.string().default('127.0.0.1:50056'),
+    NOTIFIER_ADDR: z.string().default('127.0.0.1:50057'),
     /** Public base URL of the API (https://api.example.com); SCIM locations are built from it when set. */
     PUBLIC_BASE_URL: z.string().url().optional(),
     /** Upper bound on how long an authentication answer is cached; identity may ask for less. */

@@ -6,4 +6,4 @@ import { notifierModule } from './module';
 
 // Refuses a bad setting at start, with its name, before anything connects.
 loadConfigOrExit(notifierConfig);
-void runStandalone(notifierModule(), { grpcPort: 50056 });
+void runStandalone(notifierModule(), { grpcPort: 50057 });
