@@ -86,4 +86,11 @@ describe('GET /v1/asyncapi.json', () => {
       expect(validate({}), `${type} accepts an empty payload`).toBe(false);
     }
   });
+
+  it("matches the OpenAPI document's table of event types", () => {
+    const description = loadOpenApiDocument().info.description ?? '';
+    const section = description.slice(description.indexOf('## Events'), description.indexOf('## Limits'));
+    const listed = [...section.matchAll(/^\| `([a-z_.]+)` \|/gm)].map((match) => match[1]);
+    expect(listed.sort()).toEqual([...eventTypes].sort());
+  });
 });
