@@ -1,41 +1,14 @@
-/**
- * The public event catalogue of proto/costgov/events/v1/events.proto, each type with its payload
- * message. Every payload carries `team_id`, which decides whose webhooks receive it.
- */
-export const publicEventTypes = {
-  'budgets.project.created': 'ProjectChanged',
-  'budgets.project.updated': 'ProjectChanged',
-  'budgets.project.deleted': 'ProjectDeleted',
-  'budgets.budget.created': 'BudgetChanged',
-  'budgets.budget.updated': 'BudgetChanged',
-  'budgets.budget.deleted': 'BudgetChanged',
-  'budgets.budget.threshold_crossed': 'BudgetThresholdCrossed',
-  'budgets.budget.breached': 'BudgetThresholdCrossed',
-  'violations.violation.created': 'ViolationChanged',
-  'violations.violation.acknowledged': 'ViolationChanged',
-  'violations.violation.resolved': 'ViolationChanged',
-  'violations.violation.deleted': 'ViolationChanged',
-  'costs.data.ingested': 'CostDataIngested',
-  'costs.connection.created': 'ConnectionChanged',
-  'costs.connection.updated': 'ConnectionChanged',
-  'costs.connection.deleted': 'ConnectionChanged',
-  'identity.key.revoked': 'CredentialRevoked',
-  'identity.user.created': 'UserChanged',
-  'identity.user.updated': 'UserChanged',
-  'identity.user.deactivated': 'UserChanged',
-  'identity.user.reactivated': 'UserChanged',
-  'identity.group.created': 'GroupChanged',
-  'identity.group.updated': 'GroupChanged',
-  'identity.group.deleted': 'GroupChanged',
-  'scanner.scan.requested': 'ScanRequested',
-  'scanner.scan.completed': 'ScanFinished',
-  'scanner.scan.failed': 'ScanFinished',
-  'scanner.finding.created': 'FindingChanged',
-  'scanner.finding.updated': 'FindingChanged',
-  'scanner.finding.resolved': 'FindingChanged',
-} as const;
+import { catalogue, eventTypes, type EventType } from '@costgov/events';
 
-export type PublicEventType = keyof typeof publicEventTypes;
+/**
+ * The public event catalogue (libs/events, generated into the AsyncAPI document), each type with the
+ * name of its payload message. Every payload carries `team_id`, which decides whose webhooks receive it.
+ */
+export const publicEventTypes: Readonly<Record<EventType, string>> = Object.fromEntries(
+  eventTypes.map((type) => [type, catalogue[type].schema.name]),
+) as Record<EventType, string>;
+
+export type PublicEventType = EventType;
 
 /**
  * Events never sent to webhooks, and why: `scanner.scan.requested` is the scan workers' internal work
