@@ -72,7 +72,14 @@ describe('the migrate entry point', () => {
       const applied = Object.fromEntries(
         first.lines.filter((l) => l.schema).map((l) => [l.schema!, l.migrations ?? []] as const),
       );
-      expect(Object.keys(applied).sort()).toEqual(['budgets', 'costs', 'identity', 'scanner', 'violations']);
+      expect(Object.keys(applied).sort()).toEqual([
+        'budgets',
+        'costs',
+        'identity',
+        'notifier',
+        'scanner',
+        'violations',
+      ]);
       for (const migrations of Object.values(applied)) expect(migrations.length).toBeGreaterThan(1);
 
       const second = await runMigrate();
@@ -83,6 +90,7 @@ describe('the migrate entry point', () => {
         ['budgets', 'up to date'],
         ['violations', 'up to date'],
         ['scanner', 'up to date'],
+        ['notifier', 'up to date'],
       ]);
     },
   );
