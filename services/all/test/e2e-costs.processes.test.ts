@@ -19,6 +19,11 @@ import {
   type Backends,
   type Proc,
 } from '@costgov/testing';
+import { focusFile as monthFile } from './support/focus';
+
+/** A FOCUS export of the current month, one row per cost, charged on the days so far. */
+const focusFile = (costs: number[]) =>
+  monthFile(costs, { service: 'Amazon Elastic Compute Cloud', spreadOverDays: true });
 
 /*
  * From FOCUS files to a breached budget to a resolved violation, with identity, costs, budgets,
@@ -56,31 +61,6 @@ const expectedAfter: ReadonlyArray<ReadonlyArray<readonly [number, string, numbe
 ];
 /** Startup of a process and redelivery after a kill (ack wait 30 s) on a loaded two-core machine. */
 const slow = 120_000;
-
-/** A FOCUS export of the current month (UTC), one row per cost, charged on the days so far. */
-function focusFile(costs: number[]): string {
-  const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
-  const header =
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
-  const lines = costs.map((cost, i) => {
-    const day = new Date(start.getTime() + (i % now.getUTCDate()) * 86_400_000);
-    return [
-      cost,
-      cost,
-      'USD',
-      stamp(start),
-      stamp(end),
-      stamp(day),
-      stamp(new Date(day.getTime() + 3_600_000)),
-      'Amazon Elastic Compute Cloud',
-      `i-${i}`,
-    ].join(',');
-  });
-  return `${header}\n${lines.join('\n')}\n`;
-}
 
 type Violation = components['schemas']['Violation'];
 

@@ -13,6 +13,7 @@ import { createRpcClient } from '@costgov/rpc';
 import { eventually, realInfra } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { restCaller, startRestSystem } from './support/rest';
+import { focusFile } from './support/focus';
 
 /**
  * Another team's service: only @costgov/events and the served AsyncAPI document. It subscribes to
@@ -40,20 +41,6 @@ function documented(type: EventType) {
     subject: channel.address.replace('{namespace}', namespace),
     stream: channel['x-jetstream'].streamTemplate.replace('{NAMESPACE}', namespace.toUpperCase()),
   };
-}
-
-/** A FOCUS export of this month with one row per cost, for a connection's upload. */
-function focusFile(costs: number[]): string {
-  const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
-  const header =
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
-  const lines = costs.map((cost, i) =>
-    [cost, cost, 'USD', stamp(start), stamp(end), stamp(start), stamp(start), 'EC2', `i-${i}`].join(','),
-  );
-  return `${header}\n${lines.join('\n')}\n`;
 }
 
 describe.skipIf(!realInfra)('a consumer written with libs/events, end to end on NATS', () => {

@@ -6,6 +6,11 @@ import { createLogger } from '@costgov/log';
 import { startMetricsServer, type MetricsServer } from '@costgov/telemetry';
 import { deleteStreams, eventually, freshDb, uniqueName } from '@costgov/testing';
 import { startSystem, systemConfig, type RunningSystem } from '../src/system';
+import { focusFile as monthFile } from './support/focus';
+
+/** A FOCUS export of the current month: one row of `cost` USD. */
+const focusFile = (cost: number) =>
+  monthFile([cost], { service: 'Amazon Elastic Compute Cloud', resourceId: () => 'i-1' });
 
 /*
  * What /metrics shows after real traffic, under the names the alert rules and the dashboard in deploy/
@@ -78,18 +83,6 @@ const valueOf = (text: string, name: string, labels: Record<string, string>) => 
   }
   return undefined;
 };
-
-function focusFile(cost: number): string {
-  const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
-  return [
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId',
-    `${cost},${cost},USD,${stamp(start)},${stamp(end)},${stamp(start)},${stamp(new Date(start.getTime() + 3_600_000))},Amazon Elastic Compute Cloud,i-1`,
-    '',
-  ].join('\n');
-}
 
 describe('metrics after traffic', () => {
   const system_ = () => (process.env.NATS_URL ? 'nats' : 'memory');

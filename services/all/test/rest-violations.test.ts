@@ -10,6 +10,7 @@ import { newId } from '@costgov/ids';
 import { eventually } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { expectError, restCaller, startRestSystem, type Reply } from './support/rest';
+import { focusFile } from './support/focus';
 
 const bootstrapKey = 'cg_live_restviolationsbootstrapkey0000000000';
 const call = restCaller(() => system.url, bootstrapKey);
@@ -54,30 +55,6 @@ function thresholdCrossed(threshold: number, spend: number, budget = budgetId): 
       }),
     ),
   };
-}
-
-/** A FOCUS export of this month with one row per cost, for a connection's upload. */
-function focusFile(costs: number[]): string {
-  const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
-  const header =
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
-  const lines = costs.map((cost, i) =>
-    [
-      cost,
-      cost,
-      'USD',
-      stamp(start),
-      stamp(end),
-      stamp(start),
-      stamp(new Date(start.getTime() + 3_600_000)),
-      'EC2',
-      `i-${i}`,
-    ].join(','),
-  );
-  return `${header}\n${lines.join('\n')}\n`;
 }
 
 const list = async (query = '') => call('GET', `/v1/guard/violations${query}`);

@@ -15,6 +15,11 @@ import {
   type Proc,
 } from '@costgov/testing';
 import { spanKind, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
+import { focusFile as monthFile } from './support/focus';
+
+/** A FOCUS export of the current month: one row of `cost` USD. */
+const focusFile = (cost: number) =>
+  monthFile([cost], { service: 'Amazon Elastic Compute Cloud', resourceId: () => 'i-traced' });
 
 /*
  * One REST request that uploads cost data and breaches a budget, followed across processes by the
@@ -31,22 +36,6 @@ const apiKey = 'cg_live_traceotlpbootstrapkey00000000000';
 /** Startup of six processes on a loaded two-core machine. */
 const slow = 180_000;
 const skipReason = realInfra || natsServerBinary() ? undefined : 'nats-server not found';
-
-/** A FOCUS export of the current month (UTC): one row of `cost` USD charged today. */
-function focusFile(cost: number): string {
-  const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
-  return [
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId',
-    [cost, cost, 'USD', stamp(start), stamp(end), stamp(day), stamp(new Date(day.getTime() + 3_600_000))]
-      .concat(['Amazon Elastic Compute Cloud', 'i-traced'])
-      .join(','),
-    '',
-  ].join('\n');
-}
 
 describe.skipIf(skipReason)(
   `one trace across every process, exported over OTLP${skipReason ? ` (skipped: ${skipReason})` : ''}`,

@@ -14,6 +14,7 @@ import { eventually, freePort } from '@costgov/testing';
 import { run } from '../src';
 import type { CheckReportJson } from '../src/check/report';
 import type { CliResult } from './cli';
+import { focusFile } from '@costgov/all/test/support/focus';
 
 const bootstrapKey = 'cg_live_clicheckbootstrapkey00000000000000';
 let rest: RestSystem;
@@ -68,30 +69,6 @@ async function validSarif(file: string): Promise<Log> {
   const log = JSON.parse(await readFile(file, 'utf8')) as Log;
   expect(validateSarif(log), ajv04.errorsText(validateSarif.errors)).toBe(true);
   return log;
-}
-
-/** A FOCUS file of one resource per cost, all charged in the current month (USD). */
-function focusFile(costs: number[]): string {
-  const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
-  const header =
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
-  const lines = costs.map((cost, i) =>
-    [
-      cost,
-      cost,
-      'USD',
-      stamp(start),
-      stamp(end),
-      stamp(start),
-      stamp(new Date(start.getTime() + 3_600_000)),
-      'EC2',
-      `i-${i}`,
-    ].join(','),
-  );
-  return `${header}\n${lines.join('\n')}\n`;
 }
 
 async function created(path: string, body: unknown): Promise<string> {
