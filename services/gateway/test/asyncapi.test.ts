@@ -88,7 +88,8 @@ describe('GET /v1/asyncapi.json', () => {
   });
 
   it("matches the OpenAPI document's table of event types", () => {
-    const description = loadOpenApiDocument().info.description ?? '';
+    const { info } = loadOpenApiDocument() as { info: { description: string } };
+    const { description } = info;
     const section = description.slice(description.indexOf('## Events'), description.indexOf('## Limits'));
     const listed = [...section.matchAll(/^\| `([a-z_.]+)` \|/gm)].map((match) => match[1]);
     expect(listed.sort()).toEqual([...eventTypes].sort());
