@@ -24,7 +24,7 @@ const selectProjectDetail = `SELECT p.*, s.budget_count, s.budgets
       coalesce(json_agg(json_build_object(
         'id', b.id, 'name', b.name, 'amount', b.amount, 'currency', b.currency, 'period', b.period,
         'status', b.status,
-        'percentageUsed', CASE WHEN b.amount > 0 THEN round(b.current_spend / b.amount * 100, 2) ELSE 0 END
+        'percentageUsed', b.percentage_used
       ) ORDER BY b.created_at, b.id), '[]') AS budgets
     FROM budgets b WHERE b.team_id = p.team_id AND b.project_id = p.id) s
   WHERE p.team_id = $1 AND p.id = $2`;

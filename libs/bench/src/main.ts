@@ -122,8 +122,11 @@ async function seed(gatewayUrl: string, databaseUrl: string): Promise<{ projectI
     ];
     const column = (i: number) => budgets.map((b) => b[i]);
     await db.query(
-      `INSERT INTO budgets.budgets (id, team_id, project_id, name, amount, currency, period, status, current_spend)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[], $8::text[], $9::numeric[])`,
+      // percentage_used as budgets' evaluation stores it beside the spend.
+      `INSERT INTO budgets.budgets (id, team_id, project_id, name, amount, currency, period, status, current_spend, percentage_used)
+       SELECT *, CASE WHEN amount > 0 THEN round(spend / amount * 100, 2) ELSE 0 END
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[], $8::text[], $9::numeric[])
+         AS t(id, team_id, project_id, name, amount, currency, period, status, spend)`,
       [budgets.map(() => newId('budget')), budgets.map(() => teamId), ...[0, 1, 2, 3, 4, 5, 6].map(column)],
     );
     await db.query('ANALYZE budgets.projects, budgets.budgets');
