@@ -1,7 +1,7 @@
 import { isDatabaseUnavailable } from '@costgov/db';
 import { UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
-import { redeliveryDelayMs, type BusObserver, type ResolvedConsumeOptions } from './bus';
+import { outageMaxDeliver, redeliveryDelayMs, type BusObserver, type ResolvedConsumeOptions } from './bus';
 import { fromWire, type CloudEvent, type WireMessage } from './cloudevent';
 import { matchesAny } from './patterns';
 import { messageOf } from './thrown';
@@ -79,13 +79,13 @@ async function settle({
     );
     return { kind: 'ack' };
   } catch (error) {
-    if (isOutage(error)) {
-      // Not the message's fault: keep it until the dependency is back, however many deliveries that takes.
+    if (isOutage(error) && deliveryCount < outageMaxDeliver) {
+      // Not the message's fault: keep it until the dependency is back (the broker's bound is the limit).
       const delayMs = redeliveryDelayMs(options, deliveryCount);
       logger.warn({ ...fields, err: error, retry_in_ms: delayMs }, 'dependency unavailable; redelivering');
       return { kind: 'nak', delayMs };
     }
-    if (deliveryCount >= options.maxDeliver) {
+    if (deliveryCount >= options.maxDeliver || deliveryCount >= outageMaxDeliver) {
       logger.error(
         { ...fields, err: error },
         `event handler failed ${deliveryCount} times; message terminated`,

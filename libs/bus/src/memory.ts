@@ -1,6 +1,7 @@
 import type { Logger } from '@costgov/log';
 import {
   duplicateWindowMs,
+  outageMaxDeliver,
   resolveConsumeOptions,
   type Bus,
   type BusObserver,
@@ -132,7 +133,8 @@ export function createMemoryBus({
     const ackWait = setTimeout(() => {
       if (entry.inFlight !== delivery) return;
       entry.inFlight = null;
-      if (entry.deliveries >= options.maxDeliver) {
+      // As JetStream's max_deliver (jetstream-setup.ts): outage redeliveries may pass maxDeliver.
+      if (entry.deliveries >= Math.max(options.maxDeliver, outageMaxDeliver)) {
         durable.pending.delete(entry.stored.seq);
         log.error(
           { durable: options.durable, delivery_count: entry.deliveries },
