@@ -61,7 +61,7 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
       });
       const started = createDispatcher({
         db,
-        send: options.send ?? createSender({ policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS }),
+        send: options.send ?? createSender({ policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, logger }),
         now,
         logger,
         random: options.random,

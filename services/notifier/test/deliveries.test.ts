@@ -37,6 +37,33 @@ afterEach(async () => {
 
 const dispatch = () => fixture.notifiers[0]!.module.dispatcher().runOnce();
 
+/** A dispatcher on the fixture's database whose attempts end when the test says. */
+function heldDispatcher(batchSize = 10) {
+  const pending: Array<(result: AttemptResult) => void> = [];
+  const dispatcher = createDispatcher({
+    db: fixture.db,
+    send: () => new Promise((resolve) => pending.push(resolve)),
+    now: fixture.clock.now,
+    logger,
+    leaseMs: 60_000,
+    batchSize,
+    pollMs: 1_000,
+    retentionMs: 30 * 24 * 3600_000,
+  });
+  return { dispatcher, pending };
+}
+
+/** Waits until a delivery of the webhook is held by a lease. */
+async function leased(webhookId: string): Promise<void> {
+  await eventually(async () => {
+    const { rows } = await fixture.db.query(
+      'SELECT 1 FROM deliveries WHERE webhook_id = $1 AND lease_token IS NOT NULL',
+      [webhookId],
+    );
+    return rows.length > 0 ? true : undefined;
+  });
+}
+
 async function createHook(events: string[], ctx = teamCtx(newId('team')), path = '/hook') {
   const { webhook, secret } = await fixture.client.createWebhook(
     { url: receiver.url(path), events, description: '' },
@@ -230,6 +257,93 @@ describe('retries', () => {
     expect(next).toBeLessThanOrEqual(5_500);
   });
 
+  it('a manual retry asked for while an attempt is under way is made after it, even when that was the last scheduled one', async () => {
+    const hook = await createHook(['violations.*']);
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    // Seven scheduled attempts are used up: the next failure is the last.
+    await fixture.db.query('UPDATE deliveries SET scheduled_attempts = 7 WHERE webhook_id = $1', [hook.id]);
+    const held = heldDispatcher();
+    const run = held.dispatcher.runOnce();
+    await leased(hook.id);
+    await eventually(() => expect(held.pending).toHaveLength(1));
+    const [delivery] = await deliveriesOf(hook);
+    const retried = await fixture.client.retryDelivery(
+      { webhookId: hook.id, deliveryId: delivery!.id },
+      hook.ctx,
+    );
+    expect(retried.status).toBe('pending');
+    held.pending[0]!({ status: 500, excerpt: 'down' });
+    expect(await run).toBe(1);
+    const [after] = await deliveriesOf(hook);
+    expect(after).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(timestampDate(after!.nextAttemptAt!).getTime()).toBeLessThanOrEqual(fixture.clock.now().getTime());
+    // The owed manual attempt is made.
+    expect(await dispatch()).toBe(1);
+    const [done] = await deliveriesOf(hook);
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(done!.attemptLog.map((a) => a.trigger)).toEqual(['scheduled', 'manual']);
+  });
+
+  it('a manual retry waits for an endpoint being disabled, and is refused then', async () => {
+    const hook = await createHook(['violations.*']);
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    const [delivery] = await deliveriesOf(hook);
+    let retry: Promise<unknown> | undefined;
+    let settled = false;
+    await fixture.db.transaction(async (tx) => {
+      // As a dispatcher's record does when it disables the endpoint as failing.
+      await tx.query('SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE', [hook.id]);
+      retry = fixture.client
+        .retryDelivery({ webhookId: hook.id, deliveryId: delivery!.id }, hook.ctx)
+        .finally(() => (settled = true));
+      retry.catch(() => undefined);
+      if (fixture.db.kind === 'postgres') {
+        // The retry waits for the endpoint's row lock (or, unlocked, is already answered).
+        await eventually(async () => {
+          const { rows } = await fixture.db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+          );
+          return rows.length > 0 || settled ? true : undefined;
+        });
+      }
+      await tx.query(
+        `UPDATE webhooks SET enabled = false, disabled_reason = 'failing', disabled_at = now() WHERE id = $1`,
+        [hook.id],
+      );
+      await tx.query(
+        `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL WHERE webhook_id = $1 AND status = 'pending'`,
+        [hook.id],
+      );
+    });
+    await expect(retry).rejects.toThrow(ConflictError);
+    const [after] = await deliveriesOf(hook);
+    expect(after!.status).toBe('failed');
+  });
+
+  it('an attempt that cannot be made (unsignable secret, invalid URL) is a failed attempt, not retried every lease', async () => {
+    const hook = await createHook(['violations.*']);
+    await fixture.db.query(`UPDATE webhooks SET secret = 'whsec_!!!' WHERE id = $1`, [hook.id]);
+    await publish(fixture, violationCreated(hook.ctx.teamId));
+    expect(await dispatch()).toBe(1);
+    const [unsigned] = await deliveriesOf(hook);
+    expect(unsigned).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(unsigned!.attemptLog).toMatchObject([
+      { responseStatus: 0, outcome: 'failure', responseExcerpt: 'the request could not be signed' },
+    ]);
+
+    const other = await createHook(['violations.*']);
+    await fixture.db.query(`UPDATE webhooks SET url = 'http://exa mple.test/?token=s3cret' WHERE id = $1`, [
+      other.id,
+    ]);
+    await publish(fixture, violationCreated(other.ctx.teamId));
+    expect(await dispatch()).toBe(1);
+    const [invalid] = await deliveriesOf(other);
+    expect(invalid).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(invalid!.attemptLog[0]).toMatchObject({ responseStatus: 0, outcome: 'failure' });
+    expect(invalid!.attemptLog[0]!.responseExcerpt).not.toContain('s3cret');
+    expect(receiver.received).toHaveLength(0);
+  });
+
   it('a manual retry is refused for an unknown delivery and on a disabled endpoint', async () => {
     const hook = await createHook(['violations.*']);
     await expect(
@@ -281,6 +395,46 @@ describe('a failing endpoint', () => {
     // New events are not delivered to a disabled endpoint.
     await publish(fixture, violationCreated(hook.ctx.teamId));
     expect(await deliveriesOf(hook)).toHaveLength(7);
+  });
+
+  it('ends too the pending deliveries a killed replica left with a lease that ran out', async () => {
+    const hook = await createHook(['violations.*']);
+    await publish(fixture, violationCreated(hook.ctx.teamId), violationCreated(hook.ctx.teamId));
+    const at = fixture.clock.now().getTime();
+    await fixture.db.query('UPDATE webhooks SET failing_since = $2 WHERE id = $1', [
+      hook.id,
+      new Date(at - 5 * 24 * 3600_000 - 1_000),
+    ]);
+    const [orphan, first] = await deliveriesOf(hook); // newest first
+    await fixture.db.query('UPDATE deliveries SET next_attempt_at = $2 WHERE id = $1', [
+      first!.id,
+      new Date(at - 2_000),
+    ]);
+    // Claimed by a replica that was killed: its lease ran out a second ago.
+    await fixture.db.query(
+      `UPDATE deliveries SET next_attempt_at = $2, lease_token = 'killed-replica', lease_until = $3 WHERE id = $1`,
+      [orphan!.id, new Date(at - 1_000), new Date(at - 1_000)],
+    );
+    const failing = createDispatcher({
+      db: fixture.db,
+      send: async () => ({ status: 503, excerpt: '' }),
+      now: fixture.clock.now,
+      logger,
+      leaseMs: 60_000,
+      batchSize: 1,
+      pollMs: 1_000,
+      retentionMs: 30 * 24 * 3600_000,
+    });
+    expect(await failing.runOnce()).toBe(1);
+    expect(await fixture.client.getWebhook({ id: hook.id }, hook.ctx)).toMatchObject({
+      enabled: false,
+      disabledReason: 'failing',
+    });
+    const deliveries = await deliveriesOf(hook);
+    expect(deliveries.map((d) => [d.id, d.status, d.attempts])).toEqual([
+      [orphan!.id, 'failed', 0],
+      [first!.id, 'failed', 1],
+    ]);
   });
 
   it('is not disabled while some attempt succeeds', async () => {

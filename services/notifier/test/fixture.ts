@@ -9,7 +9,7 @@ import { startService, type RunningService } from '@costgov/runtime';
 import { eventually, freshDb, testBus } from '@costgov/testing';
 import { notifierModule, type NotifierModule, type NotifierOptions } from '../src/module';
 
-export const logger = createLogger('test', 'silent');
+export const logger = createLogger('test', process.env.TEST_LOG ? 'debug' : 'silent');
 
 /** A clock the test moves; starts at the real time so receivers' timestamp checks pass. */
 export function testClock(start = new Date()) {

@@ -1,7 +1,9 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@costgov/ids';
-import { createSender, type Resolve } from '../src/deliveries/send';
+import type { Logger } from '@costgov/log';
+import { addressProblem } from '../src/deliveries/address-policy';
+import { createSender, refusedExcerpts, type Resolve } from '../src/deliveries/send';
 import { publish, startNotifier, teamCtx, violationCreated, type Fixture } from './fixture';
 import { startReceiver, type Receiver } from './receiver';
 
@@ -32,6 +34,13 @@ beforeAll(async () => {
 afterAll(() => receiver?.close());
 
 describe('outbound requests (SSRF guard)', () => {
+  /** A logger that keeps what was logged at warn. */
+  const warnings = () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = { warn: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    return { logger, lines };
+  };
+
   it.each([
     ['a private IPv4 literal', 'http://10.0.0.1/hook', 'address 10.0.0.1 is private; refused'],
     ['loopback', 'http://127.0.0.1:1/hook', 'address 127.0.0.1 is loopback; refused'],
@@ -41,30 +50,79 @@ describe('outbound requests (SSRF guard)', () => {
       'http://[::ffff:169.254.169.254]/',
       'address 169.254.169.254 is link-local; refused',
     ],
+    [
+      'IPv4-compatible IPv6 of loopback',
+      `http://[::127.0.0.1]:${1}/`,
+      'address ::7f00:1 is IPv4-compatible IPv6 (::/96); refused',
+    ],
+    [
+      'IPv4-compatible IPv6 of a private address',
+      'http://[::a00:1]/',
+      'address ::a00:1 is IPv4-compatible IPv6 (::/96); refused',
+    ],
     ['the unspecified address', 'http://0.0.0.0:1/', 'address 0.0.0.0 is unspecified; refused'],
     ['localhost', 'http://localhost:1/', 'host localhost is loopback; refused'],
-  ])('refuses %s before connecting', async (_, url, excerpt) => {
-    const send = createSender({ policy: strict, timeoutMs: 2_000 });
-    expect(await send(request(url))).toEqual({ status: 0, excerpt });
+  ])('refuses %s before connecting; the address is logged, not shown', async (_, url, logged) => {
+    const { logger, lines } = warnings();
+    const send = createSender({ policy: strict, timeoutMs: 2_000, logger });
+    expect(await send(request(url))).toEqual({ status: 0, excerpt: refusedExcerpts.address });
+    expect(lines).toMatchObject([{ reason: logged }]);
+  });
+
+  it('refuses IPv4-compatible IPv6 (::/96), which ipaddr.js calls unicast', () => {
+    expect(addressProblem('::7f00:1')).toMatch(/refused/);
+    expect(addressProblem('::a00:1')).toMatch(/refused/);
+    expect(addressProblem('::808:808')).toMatch(/refused/);
+    expect(addressProblem('2606:4700::1111')).toBeUndefined();
   });
 
   it.each([
     ['loopback', ['127.0.0.1'], 'address 127.0.0.1 is loopback; refused'],
     ['private', ['192.168.10.7'], 'address 192.168.10.7 is private; refused'],
     ['IPv4-mapped private', ['::ffff:10.1.2.3'], 'address 10.1.2.3 is private; refused'],
+    ['IPv4-compatible private', ['::a00:1'], 'address ::a00:1 is IPv4-compatible IPv6 (::/96); refused'],
     ['unique-local', ['fc00::5'], 'address fc00::5 is unique-local; refused'],
     ['one public, one loopback', ['93.184.216.34', '127.0.0.1'], 'address 127.0.0.1 is loopback; refused'],
-  ])('refuses a host name resolving to %s at connect time', async (_, addresses, excerpt) => {
+  ])('refuses a host name resolving to %s at connect time', async (_, addresses, logged) => {
+    const { logger, lines } = warnings();
     const send = createSender({
       policy: strict,
       timeoutMs: 2_000,
       resolveHost: resolverOf({ 'hooks.example.test': addresses }),
+      logger,
     });
+    // The team reads the excerpt: it tells neither the address nor whether the name resolved at all.
     expect(await send(request(`http://hooks.example.test:${receiver.port}/hook`))).toEqual({
       status: 0,
-      excerpt,
+      excerpt: refusedExcerpts.host,
     });
+    expect(lines).toMatchObject([{ host: 'hooks.example.test', reason: logged }]);
     expect(receiver.received).toHaveLength(0);
+  });
+
+  it.each([
+    ['does not resolve', resolverOf({})],
+    ['resolves to nothing', resolverOf({ 'hooks.example.test': [] })],
+  ])('answers a host name that %s like a refused one', async (_, resolveHost) => {
+    const send = createSender({ policy: strict, timeoutMs: 2_000, resolveHost });
+    expect(await send(request(`http://hooks.example.test:${receiver.port}/hook`))).toEqual({
+      status: 0,
+      excerpt: refusedExcerpts.host,
+    });
+  });
+
+  it.each([
+    ['an invalid URL', request('http://exa mple.test/hook?token=s3cret')],
+    ['a protocol node:http does not speak', request('ftp://example.test/hook?token=s3cret')],
+    [
+      'a header node:http refuses',
+      { ...request('http://example.test/hook?token=s3cret'), headers: { 'x-bad': 'a\nb' } },
+    ],
+  ])('makes %s a failed attempt without the URL, and never throws', async (_, outbound) => {
+    const send = createSender({ policy: { allowPrivateNetworks: true, allowedHosts: [] }, timeoutMs: 2_000 });
+    const result = await send(outbound);
+    expect(result).toEqual({ status: 0, excerpt: refusedExcerpts.invalid });
+    expect(result.excerpt).not.toContain('s3cret');
   });
 
   it('lets through a host on the allow-list, and everything when private networks are allowed', async () => {
@@ -126,8 +184,9 @@ describe('a refused address in the delivery log', () => {
     const [delivery] = (await fixture.client.listDeliveries({ webhookId: webhook!.id }, ctx)).deliveries;
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
     expect(delivery!.attemptLog).toMatchObject([
-      { responseStatus: 0, outcome: 'failure', responseExcerpt: 'address 127.0.0.1 is loopback; refused' },
+      { responseStatus: 0, outcome: 'failure', responseExcerpt: refusedExcerpts.host },
     ]);
+    expect(delivery!.attemptLog[0]!.responseExcerpt).not.toContain('127.0.0.1');
     expect(receiver.received).toHaveLength(0);
   });
 });

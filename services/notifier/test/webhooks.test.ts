@@ -116,6 +116,11 @@ describe('create', () => {
     ['IPv6 unique-local', 'http://[fd00::1]/hook', 'address fd00::1 is unique-local; refused'],
     ['IPv4-mapped IPv6', 'http://[::ffff:192.168.1.1]/hook', 'address 192.168.1.1 is private; refused'],
     [
+      'IPv4-compatible IPv6',
+      'http://[::127.0.0.1]/hook',
+      'address ::7f00:1 is IPv4-compatible IPv6 (::/96); refused',
+    ],
+    [
       'carrier-grade NAT',
       'http://100.64.0.1/hook',
       'address 100.64.0.1 is carrier-grade NAT (shared); refused',

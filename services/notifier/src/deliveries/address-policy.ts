@@ -16,14 +16,23 @@ export const bareHost = (hostname: string): string => hostname.replace(/^\[|\]$/
  * ipaddr.js's `unicast` range is public: private, loopback, link-local, unique-local, carrier-grade NAT,
  * multicast, unspecified, broadcast and the reserved and translation ranges (6to4, Teredo, NAT64, which
  * can embed a private IPv4) are refused. An IPv4-mapped IPv6 address is judged as its IPv4 address.
+ * IPv4-compatible IPv6 (`::/96`, deprecated by RFC 4291, e.g. `::7f00:1` for `::127.0.0.1`), which
+ * ipaddr.js classes as unicast although some stacks route it to the embedded IPv4, is refused outright.
  */
 export function addressProblem(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return `address ${address} is not an IP address; refused`;
   const parsed = ipaddr.process(address);
   const range = parsed.range();
-  if (range === 'unicast') return undefined;
+  if (range === 'unicast') {
+    if (parsed.kind() === 'ipv6' && parsed.match(ipv4Compatible)) {
+      return `address ${parsed.toString()} is IPv4-compatible IPv6 (::/96); refused`;
+    }
+    return undefined;
+  }
   return `address ${parsed.toString()} is ${rangeNames[range] ?? range}; refused`;
 }
+
+const ipv4Compatible = ipaddr.IPv6.parseCIDR('::/96');
 
 const rangeNames: Record<string, string> = {
   private: 'private',

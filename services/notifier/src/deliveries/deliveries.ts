@@ -92,7 +92,10 @@ export function deliveriesFactory({ db, now }: { db: Db; now: () => Date }) {
   async function retryDelivery(teamId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
     if (!looksLikeId('webhookMessage', deliveryId)) throw new NotFoundError('Delivery', deliveryId);
     return db.transaction(async (tx) => {
-      const webhook = await findWebhook(tx, teamId, webhookId);
+      // Locked as a dispatcher's record locks it: an endpoint being disabled as failing (which ends its
+      // pending deliveries) finishes first, and the retry is refused, instead of leaving a pending delivery
+      // no dispatcher claims.
+      const webhook = await findWebhook(tx, teamId, webhookId, true);
       if (!webhook.enabled) {
         throw new ConflictError(
           `Webhook '${webhookId}' is disabled (${webhook.disabled_reason}); enable it before retrying a delivery.`,

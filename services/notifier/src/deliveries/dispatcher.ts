@@ -69,6 +69,27 @@ function signatures(row: Claimed, msgId: string, at: Date): string {
   return secrets.map((secret) => new Webhook(secret).sign(msgId, at, row.payload)).join(' ');
 }
 
+/**
+ * Where the attempt goes, for its span: host, port and scheme only; the path and query of a webhook URL
+ * often carry a token.
+ */
+function targetAttributes(url: string): Record<string, string | number> {
+  try {
+    const parsed = new URL(url);
+    const port = parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
+    return {
+      'url.scheme': parsed.protocol.replace(/:$/, ''),
+      'server.address': parsed.hostname.replace(/^\[|\]$/g, ''),
+      'server.port': port,
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** What an attempt that could not even be made (the request could not be signed, say) records. */
+const notMade = (reason: string): AttemptResult => ({ status: 0, excerpt: reason });
+
 function traceContextOf(row: Claimed): Context {
   if (!row.traceparent) return ROOT_CONTEXT;
   const carrier: Record<string, string> = { traceparent: row.traceparent };
@@ -127,7 +148,7 @@ export function createDispatcher({
         kind: SpanKind.CLIENT,
         attributes: {
           'http.request.method': 'POST',
-          'url.full': row.url,
+          ...targetAttributes(row.url),
           'webhook.id': row.webhook_id,
           'webhook.delivery.id': row.id,
           'cloudevents.event_type': row.event_type,
@@ -137,19 +158,32 @@ export function createDispatcher({
     );
     const started = performance.now();
     try {
-      const result = await context.with(trace.setSpan(context.active(), span), () =>
-        send({
-          url: row.url,
-          body: row.payload,
-          headers: {
-            'content-type': 'application/cloudevents+json; charset=utf-8',
-            'user-agent': userAgent,
-            'webhook-id': row.id,
-            'webhook-timestamp': Math.floor(at.getTime() / 1000).toString(),
-            'webhook-signature': signatures(row, row.id, at),
-          },
-        }),
-      );
+      const spanContext = trace.setSpan(context.active(), span);
+      const result = await context.with(spanContext, async () => {
+        let signature: string;
+        try {
+          signature = signatures(row, row.id, at);
+        } catch (error) {
+          log.error({ err: error, webhook_id: row.webhook_id }, 'webhook request could not be signed');
+          return notMade('the request could not be signed');
+        }
+        const headers: Record<string, string> = {
+          'content-type': 'application/cloudevents+json; charset=utf-8',
+          'user-agent': userAgent,
+          'webhook-id': row.id,
+          'webhook-timestamp': Math.floor(at.getTime() / 1000).toString(),
+          'webhook-signature': signature,
+        };
+        // The receiver continues the trace whether or not the HTTP instrumentation (which would add its
+        // own child span's context) is installed.
+        propagation.inject(spanContext, headers);
+        try {
+          return await send({ url: row.url, body: row.payload, headers });
+        } catch (error) {
+          log.error({ err: error, delivery_id: row.id }, 'webhook request failed unexpectedly');
+          return notMade('the request could not be made');
+        }
+      });
       if (result.status > 0) span.setAttribute('http.response.status_code', result.status);
       if (!(result.status >= 200 && result.status < 300))
         span.setStatus({ code: SpanStatusCode.ERROR, message: result.excerpt.slice(0, 200) });
@@ -169,7 +203,8 @@ export function createDispatcher({
   ): Promise<void> {
     const success = result.status >= 200 && result.status < 300;
     const outcome = success ? 'success' : 'failure';
-    const trigger = row.manual_requested ? 'manual' : 'scheduled';
+    const manual = row.manual_requested;
+    const trigger = manual ? 'manual' : 'scheduled';
     const scheduled = row.scheduled_attempts + (trigger === 'scheduled' ? 1 : 0);
     let status = 'succeeded' as DeliveryStatus;
     let disabled: { since: Date; ended: number } | undefined;
@@ -189,14 +224,25 @@ export function createDispatcher({
           next = failing ? undefined : nextAttemptAt(scheduled, at, random);
           status = next ? 'pending' : 'failed';
         }
-        const { rows } = await tx.query<{ attempts: number }>(
-          `UPDATE deliveries SET attempts = attempts + 1, scheduled_attempts = $3, status = $4, next_attempt_at = $5,
-             manual_requested = false, lease_until = NULL, lease_token = NULL, updated_at = $6
-           WHERE id = $1 AND lease_token = $2 RETURNING attempts`,
-          [row.id, row.token, scheduled, status, next ?? null, now()],
+        const endedByFailing =
+          disabled !== undefined || (!endpoint[0].enabled && endpoint[0].disabled_reason === 'failing');
+        // A manual retry asked for while this attempt was under way is still owed (the API answered 202):
+        // the record clears only a request it served, and one still set keeps the delivery pending and due
+        // (on a manually disabled endpoint it waits, as pending deliveries do). An endpoint disabled as
+        // failing ends it all the same.
+        const changedAt = now();
+        const owed = `manual_requested AND NOT $7::boolean AND $8::boolean`;
+        const { rows } = await tx.query<{ attempts: number; status: DeliveryStatus }>(
+          `UPDATE deliveries SET attempts = attempts + 1, scheduled_attempts = $3,
+             status = CASE WHEN ${owed} THEN 'pending' ELSE $4::text END,
+             next_attempt_at = CASE WHEN ${owed} THEN $6::timestamptz ELSE $5::timestamptz END,
+             manual_requested = ${owed}, lease_until = NULL, lease_token = NULL, updated_at = $6
+           WHERE id = $1 AND lease_token = $2 RETURNING attempts, status`,
+          [row.id, row.token, scheduled, status, next ?? null, changedAt, manual, !endedByFailing],
         );
         // The lease ran out and another dispatcher took the delivery: its record wins; nothing of this one stays.
         if (!rows[0]) throw new LeaseLost('the lease ran out and another dispatcher took the delivery');
+        status = rows[0].status;
         await tx.query(
           `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, response_status, latency_ms,
              response_excerpt, outcome, trigger) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -260,7 +306,7 @@ export function createDispatcher({
     );
     const ended = await tx.query(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, manual_requested = false, updated_at = $2
-       WHERE webhook_id = $1 AND status = 'pending' AND lease_token IS NULL`,
+       WHERE webhook_id = $1 AND status = 'pending' AND (lease_token IS NULL OR lease_until <= $2)`,
       [webhookId, at],
     );
     return { since, ended: ended.rowCount };

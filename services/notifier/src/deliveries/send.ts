@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { Logger } from '@costgov/log';
 import { addressProblem, bareHost, hostExempt, hostProblem, type AddressPolicy } from './address-policy';
 
 export interface OutboundRequest {
@@ -28,8 +29,32 @@ export type Resolve = (
   callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
 ) => void;
 
-/** Raised by the lookup when a resolved address is refused; its message is the attempt's excerpt. */
-class RefusedAddressError extends Error {}
+/**
+ * The excerpts of attempts that did not reach an endpoint. The team reads them through the deliveries
+ * API, so they tell nothing of our network: no resolved address, and a name that does not resolve reads
+ * like one that resolves to a non-public address. The details go to the server's log.
+ */
+export const refusedExcerpts = {
+  address: 'target address is not public; refused',
+  host: 'host not found or not public; refused',
+  invalid: 'the request could not be made (invalid URL or header)',
+} as const;
+
+/** Raised by the lookup when a resolved address is refused; it carries the address for the log. */
+class RefusedAddressError extends Error {
+  constructor(
+    readonly address: string,
+    readonly problem: string,
+  ) {
+    super(problem);
+  }
+}
+
+function notFound(hostname: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+  error.code = 'ENOTFOUND';
+  return error;
+}
 
 /**
  * A DNS lookup that refuses non-public addresses: the check applies to what the connection will use,
@@ -37,11 +62,13 @@ class RefusedAddressError extends Error {}
  */
 function guardedLookup(resolve: Resolve, guard: boolean): LookupFunction {
   return (hostname, options: LookupOptions, callback) => {
-    resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[] | undefined) => {
       if (error) return callback(error, '', 0);
+      // An empty answer is a name that does not resolve.
+      if (!addresses || addresses.length === 0) return callback(notFound(hostname), '', 0);
       for (const { address } of guard ? addresses : []) {
         const problem = addressProblem(address);
-        if (problem) return callback(new RefusedAddressError(problem), '', 0);
+        if (problem) return callback(new RefusedAddressError(address, problem), '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0]!;
@@ -50,14 +77,17 @@ function guardedLookup(resolve: Resolve, guard: boolean): LookupFunction {
   };
 }
 
-/** Readable reason for a failed request, for the attempt log. */
+/**
+ * Reason for a failed request, for the attempt log the team reads: codes, never error messages (they
+ * carry addresses and the URL).
+ */
 function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string {
   if (timedOut) return `no answer within ${timeoutMs} ms`;
-  if (error instanceof RefusedAddressError) return error.message;
-  const cause = error as NodeJS.ErrnoException;
-  if (cause.code === 'ENOTFOUND') return `host not found (${cause.message})`;
-  if (cause.code === 'ECONNREFUSED') return `connection refused (${cause.message})`;
-  return cause.message || String(error);
+  if (error instanceof RefusedAddressError) return refusedExcerpts.host;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return refusedExcerpts.host;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  return code ? `connection failed (${code})` : 'connection failed';
 }
 
 /**
@@ -69,15 +99,26 @@ export function createSender({
   policy,
   timeoutMs,
   resolveHost = dnsLookup,
+  logger,
 }: {
   policy: AddressPolicy;
   timeoutMs: number;
   /** The resolver (node:dns lookup); tests give one that answers what they need. */
   resolveHost?: Resolve;
+  /** Where refused targets are logged with their address (the attempt log does not show it). */
+  logger?: Logger;
 }): Send {
+  const refused = (host: string, problem: string) =>
+    logger?.warn({ host, reason: problem }, 'webhook target refused by the SSRF guard');
   return (request) =>
     new Promise<AttemptResult>((resolve) => {
-      const url = new URL(request.url);
+      let url: URL;
+      try {
+        url = new URL(request.url);
+      } catch {
+        // ERR_INVALID_URL's message holds the whole URL, tokens included: neither it nor the URL is kept.
+        return resolve({ status: 0, excerpt: refusedExcerpts.invalid });
+      }
       const host = bareHost(url.hostname);
       const exempt = hostExempt(policy, host);
       // An IP literal is connected to without a lookup, so it is judged here.
@@ -86,7 +127,10 @@ export function createSender({
         : ipaddr.isValid(host)
           ? addressProblem(host)
           : hostProblem(policy, host);
-      if (literal) return resolve({ status: 0, excerpt: literal });
+      if (literal) {
+        refused(host, literal);
+        return resolve({ status: 0, excerpt: refusedExcerpts.address });
+      }
 
       let settled = false;
       let timedOut = false;
@@ -97,17 +141,26 @@ export function createSender({
         resolve(result);
       };
       const client = url.protocol === 'https:' ? https : http;
-      const req = client.request(url, {
-        method: 'POST',
-        headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
-        lookup: guardedLookup(resolveHost, !exempt),
-        agent: false,
-      });
+      let req: http.ClientRequest;
+      try {
+        req = client.request(url, {
+          method: 'POST',
+          headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
+          lookup: guardedLookup(resolveHost, !exempt),
+          agent: false,
+        });
+      } catch {
+        // A protocol node:http does not speak, a header it does not accept: a failed attempt like any other.
+        return resolve({ status: 0, excerpt: refusedExcerpts.invalid });
+      }
       const timer = setTimeout(() => {
         timedOut = true;
         req.destroy(new Error('timeout'));
       }, timeoutMs);
-      req.on('error', (error) => finish({ status: 0, excerpt: reasonOf(error, timeoutMs, timedOut) }));
+      req.on('error', (error) => {
+        if (error instanceof RefusedAddressError) refused(host, error.problem);
+        finish({ status: 0, excerpt: reasonOf(error, timeoutMs, timedOut) });
+      });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         let bytes = 0;
