@@ -7,6 +7,7 @@ import {
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
+  type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
@@ -86,6 +87,7 @@ export interface EventsClient {
 }
 
 const maxBackoffMs = 60_000;
+const pullExpiresMs = 10_000;
 const durablePattern = /^[A-Za-z0-9_-]+$/;
 
 const stderrLogger: EventsLogger = {
@@ -121,11 +123,35 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
       await js.consumers.get(stream, durable)
     ).consume({
       max_messages: resolved.concurrency,
+      // A pull lasts 10 s (heartbeats every 5 s): a consumer deleted under the subscription is noticed
+      // after two missed heartbeats, 10 s, rather than the default 30 s.
+      expires: pullExpiresMs,
     });
+    // The iterator keeps asking while the consumer or its stream is missing: put them back and it resumes.
+    void watchConsumer(
+      messages,
+      async () => {
+        await ensureStream(jsm, namespace, type);
+        await ensureConsumer(jsm, stream, subject, resolved);
+      },
+      log,
+      { durable, stream },
+    );
 
     let stopping = false;
     const running = new Set<Promise<void>>();
     const slotFreed: Array<() => void> = [];
+    /**
+     * Term or nak: they publish at once, and throw when the connection is closed or draining. Nothing is
+     * lost: the server delivers the message again after the ack wait (an inbox skips a done effect).
+     */
+    const settle = (settlement: () => void, msg: JsMsg) => {
+      try {
+        settlement();
+      } catch (error) {
+        log.warn({ durable, nats_subject: msg.subject, ...errorFields(error) }, 'settlement not confirmed');
+      }
+    };
     const handle = async (msg: JsMsg): Promise<void> => {
       let decoded: ReturnType<typeof decodeEvent<T>>;
       try {
@@ -140,7 +166,7 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
           { durable, nats_subject: msg.subject, ...errorFields(error) },
           'undecodable event terminated',
         );
-        msg.term(); // no reason: servers before 2.10 ignore a `+TERM <reason>`
+        settle(() => msg.term(), msg); // no reason: servers before 2.10 ignore a `+TERM <reason>`
         return;
       }
       const deliveryCount = msg.info.deliveryCount;
@@ -166,10 +192,10 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
         };
         if (deliveryCount >= resolved.maxDeliver) {
           log.error(fields, 'event handler failed on its last delivery; event given up');
-          msg.term();
+          settle(() => msg.term(), msg);
         } else {
           log.warn(fields, 'event handler failed; redelivering after a backoff');
-          msg.nak(Math.min(resolved.backoffMs * 2 ** (deliveryCount - 1), maxBackoffMs));
+          settle(() => msg.nak(Math.min(resolved.backoffMs * 2 ** (deliveryCount - 1), maxBackoffMs)), msg);
         }
         return;
       }
@@ -185,16 +211,23 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
       for await (const msg of messages) {
         while (running.size >= resolved.concurrency) await new Promise<void>((r) => slotFreed.push(r));
         if (stopping) {
-          msg.nak(); // pulled before stop: hand it to another replica now rather than after the ack wait
+          settle(() => msg.nak(), msg); // pulled before stop: hand it to another replica now, not after the ack wait
           continue;
         }
-        const task = handle(msg).finally(() => {
-          running.delete(task);
-          slotFreed.shift()?.();
-        });
+        const task = handle(msg)
+          .catch((error: unknown) =>
+            log.error({ durable, nats_subject: msg.subject, ...errorFields(error) }, 'event handling failed'),
+          )
+          .finally(() => {
+            running.delete(task);
+            slotFreed.shift()?.();
+          });
         running.add(task);
       }
-    })();
+    })().catch((error: unknown) =>
+      // The consumer's iterator failed (a closed connection): no fault may end the process.
+      log.error({ durable, stream, ...errorFields(error) }, 'event subscription stopped'),
+    );
 
     const subscription: Subscription = {
       async stop() {
@@ -217,6 +250,41 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
       if (!options.connection && !nc.isClosed()) await nc.drain();
     },
   };
+}
+
+/**
+ * Recreates the durable consumer (and its stream) when it is deleted under a running subscription, as
+ * libs/bus does for the platform's own consumers; logs missed heartbeats. Never rejects.
+ */
+async function watchConsumer(
+  messages: ConsumerMessages,
+  recreate: () => Promise<void>,
+  log: EventsLogger,
+  where: { durable: string; stream: string },
+): Promise<void> {
+  let recreating = false;
+  try {
+    for await (const status of messages.status()) {
+      if (
+        status.type === 'consumer_deleted' ||
+        status.type === 'consumer_not_found' ||
+        status.type === 'stream_not_found'
+      ) {
+        log.warn({ ...where, status: status.type }, 'consumer missing; recreating');
+        if (recreating) continue;
+        recreating = true;
+        recreate()
+          .catch((error: unknown) =>
+            log.error({ ...where, ...errorFields(error) }, 'cannot recreate consumer'),
+          )
+          .finally(() => (recreating = false));
+      } else if (status.type === 'heartbeats_missed') {
+        log.warn({ ...where, missed: status.count }, 'consumer heartbeats missed');
+      }
+    }
+  } catch (error) {
+    log.warn({ ...where, ...errorFields(error) }, 'consumer status no longer watched');
+  }
 }
 
 function resolveOptions<T extends EventType>(options: SubscribeOptions<T>): Required<SubscribeOptions<T>> {

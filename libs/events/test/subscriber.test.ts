@@ -1,5 +1,11 @@
 import { create } from '@bufbuild/protobuf';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -9,7 +15,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createNatsBus, encodePayload, type Bus, type CloudEvent } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import { createLogger } from '@costgov/log';
@@ -203,6 +209,78 @@ describe.skipIf(!url)('subscribe on NATS JetStream', () => {
     });
     expect(effects).toEqual([event.id]);
   });
+
+  it('survives a settlement that throws on a closed connection: logged, nothing rejects unhandled', async () => {
+    // nats.js throws ClosedConnectionError from a publish on a closed connection; @nats-io 3.4's JsMsg
+    // buffers its nak and term instead, so the test makes them throw as the connection's publish does.
+    await bus.publish(breached()); // creates the stream
+    const stream = `${namespace}_BUDGETS`.toUpperCase();
+    await jsm.consumers.add(stream, { durable_name: 'probe', ack_policy: AckPolicy.Explicit });
+    const probe = await (await jetstream(nc).consumers.get(stream, 'probe')).next();
+    const jsMsg = Object.getPrototypeOf(probe) as JsMsg;
+    const own = await connect({ servers });
+    const closed = () => {
+      if (own.isClosed()) throw new Error('closed connection');
+    };
+    vi.spyOn(jsMsg, 'nak').mockImplementation(closed);
+    vi.spyOn(jsMsg, 'term').mockImplementation(closed);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const closing = await connectEvents({
+      connection: own,
+      namespace,
+      logger: { warn: (_f, msg) => logged.push(msg), error: (_f, msg) => logged.push(msg) },
+    });
+    try {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      await closing.subscribe('budgets.budget.breached', {
+        durable: 'cut_off',
+        handler: async () => {
+          started();
+          await released;
+          throw new Error('database down'); // a nak, on a connection that is closed by now
+        },
+      });
+      await running;
+      await own.close();
+      release();
+      await eventually(() => (logged.includes('settlement not confirmed') ? true : undefined));
+      await new Promise((resolve) => setImmediate(resolve)); // an unhandled rejection is reported by now
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      vi.restoreAllMocks();
+      await closing.close();
+    }
+  });
+
+  it('recreates its consumer when it is deleted, and goes on handling events', async () => {
+    const handled: string[] = [];
+    await client.subscribe('budgets.budget.breached', {
+      durable: 'phoenix',
+      handler: async (_data, received) => void handled.push(received.attributes.id),
+    });
+    const first = breached();
+    await bus.publish(first);
+    await eventually(() => (handled.includes(first.id) ? true : undefined));
+    const stream = `${namespace}_BUDGETS`.toUpperCase();
+    await jsm.consumers.delete(stream, 'phoenix');
+    // The subscription notices on its next pull, or after two missed heartbeats (10 s).
+    await eventually(() => (logged.includes('consumer missing; recreating') ? true : undefined), 30_000);
+    await eventually(() =>
+      jsm.consumers.info(stream, 'phoenix').then(
+        () => true,
+        () => undefined,
+      ),
+    );
+    const second = breached();
+    await bus.publish(second);
+    await eventually(() => (handled.includes(second.id) ? true : undefined), 30_000);
+  }, 60_000);
 
   it('creates a missing stream with the settings the producer gives it', async () => {
     await client.subscribe('costs.data.ingested', { durable: 'early', handler: async () => undefined });
