@@ -265,7 +265,7 @@ describe('retries', () => {
     const held = heldDispatcher();
     const run = held.dispatcher.runOnce();
     await leased(hook.id);
-    await eventually(() => expect(held.pending).toHaveLength(1));
+    await eventually(() => (held.pending.length === 1 ? true : undefined));
     const [delivery] = await deliveriesOf(hook);
     const retried = await fixture.client.retryDelivery(
       { webhookId: hook.id, deliveryId: delivery!.id },
@@ -277,11 +277,19 @@ describe('retries', () => {
     const [after] = await deliveriesOf(hook);
     expect(after).toMatchObject({ status: 'pending', attempts: 1 });
     expect(timestampDate(after!.nextAttemptAt!).getTime()).toBeLessThanOrEqual(fixture.clock.now().getTime());
-    // The owed manual attempt is made.
+    // The owed manual attempt is made; another retry asked for while it is under way is owed too.
+    const second = held.dispatcher.runOnce();
+    await eventually(() => (held.pending.length === 2 ? true : undefined));
+    await fixture.client.retryDelivery({ webhookId: hook.id, deliveryId: delivery!.id }, hook.ctx);
+    held.pending[1]!({ status: 500, excerpt: 'still down' });
+    expect(await second).toBe(1);
+    const [again] = await deliveriesOf(hook);
+    expect(again).toMatchObject({ status: 'pending', attempts: 2 });
     expect(await dispatch()).toBe(1);
     const [done] = await deliveriesOf(hook);
-    expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
-    expect(done!.attemptLog.map((a) => a.trigger)).toEqual(['scheduled', 'manual']);
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 3 });
+    expect(done!.attemptLog.map((a) => a.trigger)).toEqual(['scheduled', 'manual', 'manual']);
+    expect(await dispatch()).toBe(0); // every request was answered
   });
 
   it('a manual retry waits for an endpoint being disabled, and is refused then', async () => {

@@ -52,7 +52,7 @@ describe('outbound requests (SSRF guard)', () => {
     ],
     [
       'IPv4-compatible IPv6 of loopback',
-      `http://[::127.0.0.1]:${1}/`,
+      'http://[::127.0.0.1]:1/',
       'address ::7f00:1 is IPv4-compatible IPv6 (::/96); refused',
     ],
     [

@@ -105,7 +105,8 @@ export function deliveriesFactory({ db, now }: { db: Db; now: () => Date }) {
       const at = now();
       const { rows } = await tx.query<DeliveryRow>(
         `WITH retried AS (
-           UPDATE deliveries d SET status = 'pending', manual_requested = true, next_attempt_at = $4, updated_at = $4
+           UPDATE deliveries d SET status = 'pending', manual_requested = true, manual_requests = manual_requests + 1,
+             next_attempt_at = $4, updated_at = $4
            WHERE d.id = $1 AND d.webhook_id = $2 AND d.team_id = $3 RETURNING ${deliveryColumns}
          )
          SELECT retried.*, pg_notify('${deliveriesChannel}', '') FROM retried`,

@@ -51,6 +51,8 @@ interface Claimed {
   traceparent: string | null;
   tracestate: string | null;
   manual_requested: boolean;
+  /** Manual retries asked for up to the claim. */
+  manual_requests: number;
   scheduled_attempts: number;
   url: string;
   secret: string;
@@ -130,7 +132,7 @@ export function createDispatcher({
        ), claimed AS (
          UPDATE deliveries d SET lease_until = $3, lease_token = $4 FROM due WHERE d.id = due.id
          RETURNING d.id, d.webhook_id, d.team_id, d.event_type, d.payload, d.traceparent, d.tracestate,
-           d.manual_requested, d.scheduled_attempts
+           d.manual_requested, d.manual_requests, d.scheduled_attempts
        )
        SELECT c.*, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at
        FROM claimed c JOIN webhooks w ON w.id = c.webhook_id`,
@@ -203,8 +205,7 @@ export function createDispatcher({
   ): Promise<void> {
     const success = result.status >= 200 && result.status < 300;
     const outcome = success ? 'success' : 'failure';
-    const manual = row.manual_requested;
-    const trigger = manual ? 'manual' : 'scheduled';
+    const trigger = row.manual_requested ? 'manual' : 'scheduled';
     const scheduled = row.scheduled_attempts + (trigger === 'scheduled' ? 1 : 0);
     let status = 'succeeded' as DeliveryStatus;
     let disabled: { since: Date; ended: number } | undefined;
@@ -226,19 +227,28 @@ export function createDispatcher({
         }
         const endedByFailing =
           disabled !== undefined || (!endpoint[0].enabled && endpoint[0].disabled_reason === 'failing');
-        // A manual retry asked for while this attempt was under way is still owed (the API answered 202):
-        // the record clears only a request it served, and one still set keeps the delivery pending and due
-        // (on a manually disabled endpoint it waits, as pending deliveries do). An endpoint disabled as
-        // failing ends it all the same.
+        // A manual retry asked for while this attempt was under way (after the claim) is still owed: the
+        // API answered 202. The record clears only requests made before its claim; a later one keeps the
+        // delivery pending and due (on a manually disabled endpoint it waits, as pending deliveries do).
+        // An endpoint disabled as failing ends it all the same.
         const changedAt = now();
-        const owed = `manual_requested AND NOT $7::boolean AND $8::boolean`;
+        const owed = `manual_requested AND manual_requests <> $7::integer AND $8::boolean`;
         const { rows } = await tx.query<{ attempts: number; status: DeliveryStatus }>(
           `UPDATE deliveries SET attempts = attempts + 1, scheduled_attempts = $3,
              status = CASE WHEN ${owed} THEN 'pending' ELSE $4::text END,
              next_attempt_at = CASE WHEN ${owed} THEN $6::timestamptz ELSE $5::timestamptz END,
              manual_requested = ${owed}, lease_until = NULL, lease_token = NULL, updated_at = $6
            WHERE id = $1 AND lease_token = $2 RETURNING attempts, status`,
-          [row.id, row.token, scheduled, status, next ?? null, changedAt, manual, !endedByFailing],
+          [
+            row.id,
+            row.token,
+            scheduled,
+            status,
+            next ?? null,
+            changedAt,
+            row.manual_requests,
+            !endedByFailing,
+          ],
         );
         // The lease ran out and another dispatcher took the delivery: its record wins; nothing of this one stays.
         if (!rows[0]) throw new LeaseLost('the lease ran out and another dispatcher took the delivery');
