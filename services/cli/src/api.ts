@@ -116,23 +116,64 @@ export async function answer<O extends { data?: unknown; error?: unknown; respon
   }
 }
 
-/** Every item of a paged list (100 a page, until the last), refusals thrown as by `answer`. */
+/** How many more times `everyItem` reads a list of several pages that changed while it was read. */
+export const listRereads = 3;
+
+/**
+ * Every item of a paged list (100 a page, until the last), refusals thrown as by `answer`.
+ *
+ * The API pages by offset: an item removed (a violation resolved) between two page reads shifts the
+ * later ones back, and one is skipped, which would let a gate pass. So a list that took more than one
+ * page is read again until two reads in a row hold the same ids; after `listRereads` more reads that
+ * still differ it throws, and the caller reports that it could not check.
+ */
 export async function everyItem<P extends ListPath>(
   client: GuardClient,
   path: P,
   params: ListParams<P>,
 ): Promise<ListItem<P>[]> {
+  let previous = await readList(client, path, params);
+  if (previous.pages <= 1) return previous.items;
+  for (let reread = 0; reread < listRereads; reread++) {
+    const next = await readList(client, path, params);
+    if (sameIds(previous.items, next.items)) return next.items;
+    previous = next;
+  }
+  throw new Error(`the list ${path} changed while it was read; run again`);
+}
+
+/** One pass over the list with listAll, counting the pages it asked for. */
+async function readList<P extends ListPath>(
+  client: GuardClient,
+  path: P,
+  params: ListParams<P>,
+): Promise<{ items: ListItem<P>[]; pages: number }> {
+  let pages = 0;
+  const counting: GuardClient = {
+    ...client,
+    GET: ((...args: unknown[]) => {
+      pages++;
+      return (client.GET as (...a: unknown[]) => unknown)(...args);
+    }) as GuardClient['GET'],
+  };
   const items: ListItem<P>[] = [];
   try {
     // A generic path defeats listAll's conditional rest parameter; the signature above keeps callers exact.
     for await (const item of (
       listAll as (c: GuardClient, p: P, q: ListParams<P>) => AsyncGenerator<ListItem<P>>
-    )(client, path, params))
+    )(counting, path, params))
       items.push(item);
   } catch (error) {
     throw refusalOf(error);
   }
-  return items;
+  return { items, pages };
+}
+
+function sameIds(a: readonly unknown[], b: readonly unknown[]): boolean {
+  const ids = (items: readonly unknown[]) => new Set(items.map((item) => (item as { id: string }).id));
+  const left = ids(a);
+  const right = ids(b);
+  return left.size === right.size && [...left].every((id) => right.has(id));
 }
 
 export type { GuardClient };

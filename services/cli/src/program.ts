@@ -74,11 +74,17 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       const globals = command.optsWithGlobals<GlobalOptions>();
       target = { service: 'identity', address: globals.identity, env: 'IDENTITY_ADDR' };
       const mode: OutputMode = globals.json ? 'json' : globals.quiet ? 'quiet' : 'human';
-      const client = createRpcClient(identity.IdentityService, target.address);
+      // Created on first use, inside the action: an address gRPC cannot parse is then the failure of the
+      // command that needs the service, and `check` (REST only) never meets it.
+      const identityAddress = target.address;
+      let identityClient: IdentityClient | undefined;
+      const client = () => (identityClient ??= createRpcClient(identity.IdentityService, identityAddress));
       let ratesClient: RatesClient | undefined;
       try {
         const session: Session = {
-          identity: client,
+          get identity() {
+            return client();
+          },
           rates: () => {
             const address = globals.costs ?? (io.env.COSTS_ADDR || defaultCostsAddress);
             target = { service: 'costs', address, env: 'COSTS_ADDR' };
@@ -91,13 +97,13 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
             exitCode = code;
           },
           forTeam: async (teamId) => {
-            await client.getTeam({ id: teamId });
+            await client().getTeam({ id: teamId });
             return { teamId };
           },
         };
         await action(session, ...(args as A));
       } finally {
-        client.close();
+        identityClient?.close();
         ratesClient?.close();
       }
     };

@@ -1,6 +1,6 @@
 import type { components } from '@costgov/client';
 import { answer, everyItem, type GuardClient } from '../api';
-import { atLeast, type Severity } from './severity';
+import { atLeast, isKnownSeverity, severities, type Severity } from './severity';
 
 type Violation = components['schemas']['Violation'];
 type Finding = components['schemas']['Finding'];
@@ -44,6 +44,22 @@ export interface CheckOutcome {
 export const maxSpendRule = 'max-spend-percentage';
 
 /**
+ * Whether an item at `severity` fails the policy. A severity not on the scale (the API's field is a
+ * plain string, and a newer server may rate with a word this CLI does not know) is thrown, naming the
+ * item and the value: the caller reports that it could not check (exit 2) rather than passing it.
+ */
+export function failsPolicy(
+  item: { kind: 'violation' | 'finding'; id: string; severity: string },
+  failOn: Severity,
+): boolean {
+  if (!isKnownSeverity(item.severity))
+    throw new Error(
+      `${item.kind} ${item.id} has severity '${item.severity}', which is not on the scale this costgov knows (${severities.join(', ')}); cannot judge it: update the CLI`,
+    );
+  return atLeast(item.severity, failOn);
+}
+
+/**
  * Reads the project, its open (and acknowledged) violations, its open findings and, with a spend
  * limit, its budgets, and judges them by the policy. A project that does not exist (or is another
  * team's) is the API's 404, thrown like any refusal: the caller reports that it could not check.
@@ -83,7 +99,7 @@ export async function checkProject(
       severity: v.severity,
       status: v.status,
       message: v.message,
-      failed: atLeast(v.severity, policy.failOn),
+      failed: failsPolicy({ kind: 'violation', id: v.id, severity: v.severity }, policy.failOn),
     })),
     ...findings.map((f) => ({
       kind: 'finding' as const,
@@ -92,7 +108,7 @@ export async function checkProject(
       severity: f.severity,
       status: f.status,
       message: `${f.title} (${f.resource_type} ${f.resource_id})`,
-      failed: atLeast(f.severity, policy.failOn),
+      failed: failsPolicy({ kind: 'finding', id: f.id, severity: f.severity }, policy.failOn),
       resource: { id: f.resource_id, type: f.resource_type },
     })),
     ...budgets.map((b) => ({

@@ -23,7 +23,8 @@ const stateOf = (scan: Scan) =>
 /**
  * Starts a scan of the project (`POST /v1/guard/scans`: the key needs `scans:write`, the team a credit
  * per connection) and reads it until it completes, so the check sees today's findings. A scan that
- * fails, or does not finish within the timeout, is thrown: the gate could not check.
+ * fails, ends in any status but `completed`, or does not finish within the timeout, is thrown: the
+ * gate could not check.
  */
 export async function scanAndWait(client: GuardClient, projectId: string, wait: ScanWait): Promise<Scan> {
   let scan = (await answer(client.POST('/v1/guard/scans', { body: { project_id: projectId } }))).data;
@@ -40,5 +41,9 @@ export async function scanAndWait(client: GuardClient, projectId: string, wait: 
     if (scan.status !== before) wait.progress(`scan ${scan.id}: ${stateOf(scan)}`);
   }
   if (scan.status === 'failed') throw new Error(`scan ${scan.id} failed: ${scan.error ?? 'no reason given'}`);
+  // Only a completed scan means today's findings are there to read; a status this CLI does not know
+  // (the API's field is a plain string to it) is not taken for success.
+  if (scan.status !== 'completed')
+    throw new Error(`scan ${scan.id} ended with status '${String(scan.status)}', not completed`);
   return scan;
 }

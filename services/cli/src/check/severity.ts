@@ -19,7 +19,21 @@ export const severities = [
   'critical',
 ] as const satisfies readonly Severity[];
 
-export const rankOf = (severity: Severity): number => severities.indexOf(severity);
+/** Whether a severity the API answered is on the scale this CLI knows (the API's type is a plain string). */
+export const isKnownSeverity = (severity: string): severity is (typeof severities)[number] =>
+  (severities as readonly string[]).includes(severity);
+
+/**
+ * The place of a severity on the scale. One that is not on it (a severity added after this CLI was
+ * built) is thrown rather than ranked below everything: the gate must not pass what it cannot judge.
+ */
+export function rankOf(severity: Severity): number {
+  if (!isKnownSeverity(severity))
+    throw new Error(
+      `unknown severity '${String(severity)}' (this costgov knows ${severities.join(', ')}); update the CLI`,
+    );
+  return severities.indexOf(severity);
+}
 
 export const atLeast = (severity: Severity, floor: Severity): boolean => rankOf(severity) >= rankOf(floor);
 
