@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './index';
+import { freePort, uniqueName } from './index';
 import {
   findExecutable,
   isExecutable,
@@ -121,5 +121,37 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       forget();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A database of one test file's own on a running server, for processes that must share it. */
+export interface TestDatabase {
+  name: string;
+  /** The server's connection string with this database. */
+  url: string;
+  /** Drops it, ending the connections still open. */
+  drop(): Promise<void>;
+}
+
+/** Creates a fresh database (`<prefix>_<random>`) on the server of `serverUrl` (DATABASE_URL by default). */
+export async function createTestDatabase(
+  prefix: string,
+  serverUrl = process.env.DATABASE_URL ?? '',
+): Promise<TestDatabase> {
+  const name = uniqueName(prefix);
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  return {
+    name,
+    url: Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString(),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }

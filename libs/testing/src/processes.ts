@@ -149,6 +149,26 @@ export async function startBackends(
   };
 }
 
+/**
+ * One more process of a service beside `startBackends`' topology (a second notifier, a scanner worker),
+ * on gRPC and metrics ports of its own so replicas on one machine do not collide.
+ */
+export async function startReplica(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  procs: Proc[],
+): Promise<Proc> {
+  const [grpcPort, metricsPort] = await Promise.all([freePort(), freePort()]);
+  const proc = startProcess(name, entry, {
+    ...env,
+    GRPC_PORT: `${grpcPort}`,
+    METRICS_PORT: `${metricsPort}`,
+  });
+  procs.push(proc);
+  return proc;
+}
+
 export interface GatewayProcess {
   name: string;
   url: string;

@@ -18,6 +18,8 @@ import {
   waitForReady,
   type Backends,
   type Proc,
+  createTestDatabase,
+  type TestDatabase,
 } from '@costgov/testing';
 import { focusFile as monthFile } from './support/focus';
 
@@ -75,9 +77,7 @@ async function expectStatus<O extends { data?: unknown; error?: unknown; respons
 }
 
 describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every service its own process', () => {
-  const serverUrl = process.env.DATABASE_URL ?? '';
-  const database = uniqueName('e2e_costs');
-  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+  let database: TestDatabase;
   const namespace = uniqueName('e2ecosts');
   const procs: Proc[] = [];
   let backends: Backends;
@@ -87,8 +87,6 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
   let db: pg.Client;
   let nc: NatsConnection;
   let jsm: JetStreamManager;
-
-  const admin = () => new pg.Client({ connectionString: serverUrl });
 
   async function upload(connectionId: string, costs: number[]) {
     const summary = await expectStatus(
@@ -256,13 +254,10 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
   }
 
   beforeAll(async () => {
-    const client = admin();
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
+    database = await createTestDatabase('e2e_costs');
     backends = await startBackends(
       {
-        DATABASE_URL: databaseUrl(),
+        DATABASE_URL: database.url,
         NATS_URL: process.env.NATS_URL,
         EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: apiKey,
@@ -271,7 +266,7 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     );
     url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
     api = createGuardClient({ baseUrl: url, apiKey });
-    db = new pg.Client({ connectionString: databaseUrl() });
+    db = new pg.Client({ connectionString: database.url });
     await db.connect();
     nc = await connect({ servers: process.env.NATS_URL });
     jsm = await jetstreamManager(nc);
@@ -281,10 +276,7 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     await nc?.close();
     await db?.end();
     await Promise.all(procs.map((p) => p.stop()));
-    const client = admin();
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await database?.drop();
     await deleteStreams(process.env.NATS_URL!, namespace);
   }, 60_000);
 

@@ -8,14 +8,15 @@ import {
   deleteStreams,
   dependencyEnv,
   eventually,
-  freePort,
   realInfra,
   startBackends,
   startGatewayProcess,
-  startProcess,
   uniqueName,
   type Backends,
   type Proc,
+  createTestDatabase,
+  startReplica,
+  type TestDatabase,
 } from '@costgov/testing';
 
 const apiKey = 'cg_live_scanworkersbootstrapkey0000000000';
@@ -29,9 +30,6 @@ const granted = 80;
  * credits add up in identity's ledger.
  */
 describe.runIf(realInfra)('scan workers: two processes share the queue; a killed one loses nothing', () => {
-  const serverUrl = process.env.DATABASE_URL ?? '';
-  const database = uniqueName('scanw');
-  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
   const namespace = uniqueName('scanw');
   const procs: Proc[] = [];
   const finished: CloudEvent[] = [];
@@ -40,20 +38,15 @@ describe.runIf(realInfra)('scan workers: two processes share the queue; a killed
   let observer: Bus;
   let identityClient: RpcClient<typeof identity.IdentityService>;
   let db: pg.Client;
+  let database: TestDatabase;
 
-  const admin = () => new pg.Client({ connectionString: serverUrl });
-  const startWorker = async (name: string) => {
-    const [grpcPort, metricsPort] = await Promise.all([freePort(), freePort()]);
-    const proc = startProcess(name, 'services/scanner/src/worker.ts', {
-      ...backends.env,
-      GRPC_PORT: `${grpcPort}`,
-      METRICS_PORT: `${metricsPort}`,
-      SCANNER_MODE: 'worker',
-      ...dependencyEnv('scanner', backends),
-    });
-    procs.push(proc);
-    return proc;
-  };
+  const startWorker = (name: string) =>
+    startReplica(
+      name,
+      'services/scanner/src/worker.ts',
+      { ...backends.env, SCANNER_MODE: 'worker', ...dependencyEnv('scanner', backends) },
+      procs,
+    );
   const post = (path: string, body: unknown) =>
     fetch(`${url}${path}`, {
       method: 'POST',
@@ -62,13 +55,10 @@ describe.runIf(realInfra)('scan workers: two processes share the queue; a killed
     });
 
   beforeAll(async () => {
-    const client = admin();
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
+    database = await createTestDatabase('scanw');
     backends = await startBackends(
       {
-        DATABASE_URL: databaseUrl(),
+        DATABASE_URL: database.url,
         NATS_URL: process.env.NATS_URL,
         EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: apiKey,
@@ -98,7 +88,7 @@ describe.runIf(realInfra)('scan workers: two processes share the queue; a killed
       },
     });
     identityClient = createRpcClient(identity.IdentityService, backends.identity);
-    db = new pg.Client({ connectionString: databaseUrl() });
+    db = new pg.Client({ connectionString: database.url });
     await db.connect();
   }, 180_000);
 
@@ -107,10 +97,7 @@ describe.runIf(realInfra)('scan workers: two processes share the queue; a killed
     await db?.end();
     await observer?.close();
     await Promise.all(procs.map((p) => p.stop()));
-    const client = admin();
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await database?.drop();
     await deleteStreams(process.env.NATS_URL!, namespace);
   }, 60_000);
 

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
@@ -13,6 +12,8 @@ import {
   uniqueName,
   type NatsServer,
   type Proc,
+  createTestDatabase,
+  type TestDatabase,
 } from '@costgov/testing';
 import { spanKind, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { focusFile as monthFile } from './support/focus';
@@ -42,10 +43,8 @@ describe.skipIf(skipReason)(
   () => {
     const procs: Proc[] = [];
     const namespace = uniqueName('traces');
-    const database = uniqueName('trace_otlp');
-    const serverUrl = process.env.DATABASE_URL;
-    const databaseUrl = () =>
-      serverUrl && Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+    /** On real infrastructure; on the embedded default each process has a PGlite in memory. */
+    let database: TestDatabase | undefined;
     let receiver: OtlpReceiver;
     let nats: NatsServer | undefined;
     let natsUrl = '';
@@ -61,16 +60,6 @@ describe.skipIf(skipReason)(
         res.end();
       });
     });
-
-    async function admin(sql: string): Promise<void> {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(sql);
-      } finally {
-        await client.end();
-      }
-    }
 
     async function call(method: string, path: string, body?: unknown) {
       const response = await fetch(`${url}${path}`, {
@@ -92,8 +81,8 @@ describe.skipIf(skipReason)(
         nats = await startNatsServer();
         natsUrl = nats.url;
       }
-      if (serverUrl) await admin(`CREATE DATABASE ${database}`);
-      const storage = serverUrl ? { DATABASE_URL: databaseUrl() } : { DATA_DIR: 'memory' };
+      if (process.env.DATABASE_URL) database = await createTestDatabase('trace_otlp');
+      const storage = database ? { DATABASE_URL: database.url } : { DATA_DIR: 'memory' };
       const backends = await startBackends(
         {
           ...storage,
@@ -116,7 +105,7 @@ describe.skipIf(skipReason)(
       await receiver?.close();
       webhookReceiver.closeAllConnections();
       await new Promise((resolve) => webhookReceiver.close(resolve));
-      if (serverUrl) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await database?.drop();
       if (nats) await nats.close();
       else if (natsUrl) await deleteStreams(natsUrl, namespace);
     }, 60_000);

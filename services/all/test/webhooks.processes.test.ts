@@ -1,17 +1,17 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
   eventually,
-  freePort,
   realInfra,
   startBackends,
   startGatewayProcess,
-  startProcess,
   uniqueName,
   type Backends,
   type Proc,
+  createTestDatabase,
+  startReplica,
+  type TestDatabase,
 } from '@costgov/testing';
 import {
   startWebhookReceiver,
@@ -32,16 +32,13 @@ const slowAnswerMs = 1_500;
  * embedded default each process would have a database and a bus of its own.
  */
 describe.runIf(realInfra)('webhook deliveries across two notifier processes', () => {
-  const serverUrl = process.env.DATABASE_URL ?? '';
-  const database = uniqueName('whk');
-  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
   const namespace = uniqueName('whk');
   const procs: Proc[] = [];
   let backends: Backends;
   let url = '';
   let receiver: WebhookReceiver;
+  let database: TestDatabase;
 
-  const admin = () => new pg.Client({ connectionString: serverUrl });
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {
       method,
@@ -51,17 +48,9 @@ describe.runIf(realInfra)('webhook deliveries across two notifier processes', ()
     const text = await response.text();
     return { status: response.status, text, body: text ? JSON.parse(text) : undefined };
   };
-  /** Another notifier replica on the shared database and stream, on ports of its own. */
-  const startReplica = async (name: string) => {
-    const [grpcPort, metricsPort] = await Promise.all([freePort(), freePort()]);
-    const proc = startProcess(name, 'services/notifier/src/main.ts', {
-      ...backends.env,
-      GRPC_PORT: `${grpcPort}`,
-      METRICS_PORT: `${metricsPort}`,
-    });
-    procs.push(proc);
-    return proc;
-  };
+  /** Another notifier replica on the shared database and stream. */
+  const startNotifier = (name: string) =>
+    startReplica(name, 'services/notifier/src/main.ts', backends.env, procs);
   const webhookTo = async (path: string) => {
     const reply = await call('POST', '/v1/guard/webhooks', {
       url: receiver.url(path),
@@ -109,13 +98,10 @@ describe.runIf(realInfra)('webhook deliveries across two notifier processes', ()
       const attempts = receiver.received.filter((d) => d.id === delivery.id).length;
       return attempts === 1 ? { status: 500 } : { status: 200, delayMs: slowAnswerMs };
     });
-    const client = admin();
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
+    database = await createTestDatabase('whk');
     backends = await startBackends(
       {
-        DATABASE_URL: databaseUrl(),
+        DATABASE_URL: database.url,
         NATS_URL: process.env.NATS_URL,
         EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: apiKey,
@@ -131,16 +117,13 @@ describe.runIf(realInfra)('webhook deliveries across two notifier processes', ()
       procs,
     );
     url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
-    await startReplica('notifier-2');
+    await startNotifier('notifier-2');
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all(procs.map((p) => p.stop()));
     await receiver?.close();
-    const client = admin();
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await database?.drop();
     await deleteStreams(process.env.NATS_URL!, namespace);
   }, 60_000);
 
@@ -165,7 +148,7 @@ describe.runIf(realInfra)('webhook deliveries across two notifier processes', ()
     const victim = procs.find((p) => p.name === 'notifier-2' && p.child.exitCode === null)!;
     victim.child.kill('SIGKILL');
     await new Promise((resolve) => victim.child.once('exit', resolve));
-    await startReplica('notifier-2-restarted');
+    await startNotifier('notifier-2-restarted');
 
     await allSucceeded(hook.id, projects.length);
     const received = verifiedAt('/slow', hook.secret);
