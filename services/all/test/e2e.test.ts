@@ -16,6 +16,8 @@ import {
   uniqueName,
   waitForReady,
   type Proc,
+  createTestDatabase,
+  type TestDatabase,
 } from '@costgov/testing';
 import { createGuardClient, unwrap } from '@costgov/client';
 
@@ -45,23 +47,16 @@ async function projectLifecycle(url: string, key: string): Promise<string> {
 }
 
 describe.runIf(realInfra)('end to end: every service as its own process on real Postgres and NATS', () => {
-  const serverUrl = process.env.DATABASE_URL ?? '';
-  const database = uniqueName('e2e');
-  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+  let database: TestDatabase;
   const namespace = uniqueName('e2e');
   const procs: Proc[] = [];
   let url = '';
 
-  const admin = () => new pg.Client({ connectionString: serverUrl });
-
   beforeAll(async () => {
-    const client = admin();
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
+    database = await createTestDatabase('e2e');
     const backends = await startBackends(
       {
-        DATABASE_URL: databaseUrl(),
+        DATABASE_URL: database.url,
         NATS_URL: process.env.NATS_URL,
         EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: apiKey,
@@ -73,17 +68,14 @@ describe.runIf(realInfra)('end to end: every service as its own process on real 
 
   afterAll(async () => {
     await Promise.all(procs.map((p) => p.stop()));
-    const client = admin();
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await database?.drop();
     await deleteStreams(process.env.NATS_URL!, namespace);
   }, 60_000);
 
   it('drives projects over REST, and project.deleted is consumed exactly once though delivered twice', async () => {
     const id = await projectLifecycle(url, apiKey);
 
-    const db = new pg.Client({ connectionString: databaseUrl() });
+    const db = new pg.Client({ connectionString: database.url });
     await db.connect();
     try {
       const purges = () =>

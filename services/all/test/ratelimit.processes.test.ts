@@ -1,6 +1,5 @@
 import { request, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
 import { identity } from '@costgov/contracts';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import {
@@ -14,6 +13,8 @@ import {
   type GatewayProcess,
   type Proc,
   type RedisServer,
+  createTestDatabase,
+  type TestDatabase,
 } from '@costgov/testing';
 
 const bootstrapKey = 'cg_live_ratelimitprocessesbootstrap000000';
@@ -25,23 +26,14 @@ const leaseTtlMs = 6_000;
  * of a killed gateway expire, and a stopped Redis degrades to per-process limits without failing requests.
  */
 describe.runIf(realInfra)('rate limits across gateway processes on one Redis', () => {
-  const database = uniqueName('rl');
   const namespace = uniqueName('rl');
-  const serverUrl = process.env.DATABASE_URL ?? '';
-  const databaseUrl = () => Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+  let database: TestDatabase;
   const procs: Proc[] = [];
   let redis: RedisServer;
   let gatewayA: GatewayProcess;
   let gatewayB: GatewayProcess;
   let identityClient: RpcClient<typeof identity.IdentityService>;
   let teamId = '';
-
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
 
   async function newKey(): Promise<string> {
     return (
@@ -72,11 +64,11 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
   }
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${database}`);
+    database = await createTestDatabase('rl');
     redis = await startRedisServer();
     const backends = await startBackends(
       {
-        DATABASE_URL: databaseUrl(),
+        DATABASE_URL: database.url,
         NATS_URL: process.env.NATS_URL,
         EVENT_NAMESPACE: namespace,
         GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
@@ -105,7 +97,7 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
     identityClient?.close();
     await Promise.all(procs.map((p) => p.stop()));
     await redis?.close();
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
     if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
   }, 60_000);
 
