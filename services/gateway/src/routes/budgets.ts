@@ -5,6 +5,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { callContext } from './projects';
+import { metaJson, pageOf } from '../http/paging';
 
 type BudgetsClient = RpcClient<typeof budgets.BudgetsService>;
 
@@ -63,17 +64,12 @@ export function budgetRoutes(client: BudgetsClient, validate: RequestValidators)
         projectId: query.project_id,
         status: query.status,
         sort: sortOf(query.sort),
-        page: { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 25) },
+        page: pageOf(query),
       },
       callContext(req),
     );
     const meta = result.meta!;
-    sendData(res, 200, result.budgets.map(budgetJson), {
-      current_page: meta.currentPage,
-      per_page: meta.perPage,
-      total_pages: meta.totalPages,
-      total_count: meta.totalCount,
-    });
+    sendData(res, 200, result.budgets.map(budgetJson), metaJson(meta));
   });
 
   router.post('/', validate('createBudget'), async (req, res) => {

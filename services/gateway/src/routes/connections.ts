@@ -5,6 +5,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { callContext } from './projects';
+import { metaJson, pageOf } from '../http/paging';
 
 type ConnectionsClient = RpcClient<typeof costs.ConnectionsService>;
 
@@ -30,17 +31,12 @@ export function connectionRoutes(client: ConnectionsClient, validate: RequestVal
       {
         provider: query.provider,
         status: query.status,
-        page: { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 25) },
+        page: pageOf(query),
       },
       callContext(req),
     );
     const meta = result.meta!;
-    sendData(res, 200, result.connections.map(connectionJson), {
-      current_page: meta.currentPage,
-      per_page: meta.perPage,
-      total_pages: meta.totalPages,
-      total_count: meta.totalCount,
-    });
+    sendData(res, 200, result.connections.map(connectionJson), metaJson(meta));
   });
 
   router.post('/', validate('createConnection'), async (req, res) => {

@@ -5,6 +5,7 @@ import type { CallContext, RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { callContext } from './projects';
+import { metaJson, pageOf } from '../http/paging';
 
 type FindingsClient = RpcClient<typeof scanner.FindingsService>;
 
@@ -58,17 +59,12 @@ export function findingRoutes(client: FindingsClient, validate: RequestValidator
         severity: query.severity,
         status: query.status,
         ruleId: query.rule_id,
-        page: { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 25) },
+        page: pageOf(query),
       },
       callContext(req),
     );
     const meta = result.meta!;
-    sendData(res, 200, result.findings.map(findingJson), {
-      current_page: meta.currentPage,
-      per_page: meta.perPage,
-      total_pages: meta.totalPages,
-      total_count: meta.totalCount,
-    });
+    sendData(res, 200, result.findings.map(findingJson), metaJson(meta));
   });
 
   router.patch('/:id', validate('updateFinding'), async (req, res) => {

@@ -4,6 +4,7 @@ import type { budgets } from '@costgov/contracts';
 import type { CallContext, RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
+import { metaJson, pageOf } from '../http/paging';
 
 type ProjectsClient = RpcClient<typeof budgets.ProjectsService>;
 
@@ -62,17 +63,12 @@ export function projectRoutes(client: ProjectsClient, validate: RequestValidator
       {
         status: query.status,
         connectionId: query.connection_id,
-        page: { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 25) },
+        page: pageOf(query),
       },
       callContext(req),
     );
     const meta = result.meta!;
-    sendData(res, 200, result.projects.map(projectJson), {
-      current_page: meta.currentPage,
-      per_page: meta.perPage,
-      total_pages: meta.totalPages,
-      total_count: meta.totalCount,
-    });
+    sendData(res, 200, result.projects.map(projectJson), metaJson(meta));
   });
 
   router.post('/', validate('createProject'), async (req, res) => {

@@ -6,6 +6,7 @@ import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { findingJson } from './findings';
 import { callContext } from './projects';
+import { metaJson, pageOf } from '../http/paging';
 
 type ScansClient = RpcClient<typeof scanner.ScansService>;
 
@@ -34,17 +35,12 @@ export function scanRoutes(client: ScansClient, validate: RequestValidators): Ro
       {
         projectId: query.project_id,
         status: query.status,
-        page: { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 25) },
+        page: pageOf(query),
       },
       callContext(req),
     );
     const meta = result.meta!;
-    sendData(res, 200, result.scans.map(scanJson), {
-      current_page: meta.currentPage,
-      per_page: meta.perPage,
-      total_pages: meta.totalPages,
-      total_count: meta.totalCount,
-    });
+    sendData(res, 200, result.scans.map(scanJson), metaJson(meta));
   });
 
   // 202: the scan is accepted and queued; a worker runs it (poll GET /v1/guard/scans/:id).

@@ -5,6 +5,7 @@ import type { CallContext, RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { callContext } from './projects';
+import { metaJson, pageOf } from '../http/paging';
 
 type ViolationsClient = RpcClient<typeof violations.ViolationsService>;
 
@@ -64,17 +65,12 @@ export function violationRoutes(client: ViolationsClient, validate: RequestValid
         severity: query.severity,
         status: query.status,
         sort: sortOf(query.sort),
-        page: { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 25) },
+        page: pageOf(query),
       },
       callContext(req),
     );
     const meta = result.meta!;
-    sendData(res, 200, result.violations.map(violationJson), {
-      current_page: meta.currentPage,
-      per_page: meta.perPage,
-      total_pages: meta.totalPages,
-      total_count: meta.totalCount,
-    });
+    sendData(res, 200, result.violations.map(violationJson), metaJson(meta));
   });
 
   router.get('/:id', validate('getViolation'), async (req, res) => {

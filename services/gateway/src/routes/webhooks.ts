@@ -5,6 +5,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { callContext } from './projects';
+import { metaJson, pageOf } from '../http/paging';
 
 type WebhooksClient = RpcClient<typeof notifier.WebhooksService>;
 
@@ -51,23 +52,6 @@ export const deliveryJson = (d: notifier.Delivery) => ({
   attempts: d.attemptLog.map(attemptJson),
   created_at: iso(d.createdAt),
   updated_at: iso(d.updatedAt),
-});
-
-const pageOf = (query: { page?: string; per_page?: string }) => ({
-  page: Number(query.page ?? 1),
-  perPage: Number(query.per_page ?? 25),
-});
-
-const metaJson = (meta: {
-  currentPage: number;
-  perPage: number;
-  totalPages: number;
-  totalCount: number;
-}) => ({
-  current_page: meta.currentPage,
-  per_page: meta.perPage,
-  total_pages: meta.totalPages,
-  total_count: meta.totalCount,
 });
 
 /** REST ↔ gRPC mapping of /v1/guard/webhooks (an extension); each route first validates its operation. */
