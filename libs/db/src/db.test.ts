@@ -48,4 +48,62 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
     const { rows } = await db.query<{ s: number }>(`SELECT similarity('budget', 'budgets') > 0.5 AS s`);
     expect(rows[0]?.s).toBe(true);
   });
+
+  it('runs a named (prepared) statement again and again, also after a migration adds a column', async () => {
+    const read = () =>
+      db.query<{ id: string; amount: number }>('SELECT id, amount FROM items WHERE id = $1', ['a'], {
+        name: 'dbtest_item',
+      });
+    for (let i = 0; i < 12; i++) expect((await read()).rows).toEqual([{ id: 'a', amount: 12.5 }]);
+    await db.exec('ALTER TABLE items ADD COLUMN note text');
+    expect((await read()).rows).toEqual([{ id: 'a', amount: 12.5 }]);
+  });
+
+  it('delivers notifications in commit order, its own last when sent after a commit', async () => {
+    const seen: string[] = [];
+    const subscription = await db.subscribe!(['dbtest_changed', 'dbtest_sync'], (channel, payload) =>
+      seen.push(`${channel}:${payload}`),
+    );
+    try {
+      for (let i = 0; i < 5; i++) {
+        await db.transaction((tx) => tx.query(`SELECT pg_notify('dbtest_changed', $1)`, [`c${i}`]));
+        await subscription.notify('dbtest_sync', `s${i}`);
+      }
+      await expect.poll(() => seen.length).toBe(10);
+      expect(seen).toEqual([0, 1, 2, 3, 4].flatMap((i) => [`dbtest_changed:c${i}`, `dbtest_sync:s${i}`]));
+      await db
+        .transaction(async (tx) => {
+          await tx.query(`SELECT pg_notify('dbtest_changed', 'rolled back')`);
+          throw new Error('rollback');
+        })
+        .catch(() => undefined);
+      await subscription.notify('dbtest_sync', 'after rollback');
+      await expect.poll(() => seen.at(-1)).toBe('dbtest_sync:after rollback');
+      expect(seen).not.toContain('dbtest_changed:rolled back');
+    } finally {
+      await subscription.close();
+    }
+  });
+
+  it.runIf(Boolean(process.env.DATABASE_URL))(
+    'tells a subscription that its connection was lost, and fails its notify',
+    async () => {
+      const lost: Error[] = [];
+      const subscription = await db.subscribe!(
+        ['dbtest_lost'],
+        () => undefined,
+        (error) => lost.push(error),
+      );
+      await subscription.notify('dbtest_lost', 'marker');
+      await db.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND query = 'SELECT pg_notify($1, $2)' AND pid <> pg_backend_pid()`,
+      );
+      await expect.poll(() => lost.length).toBe(1);
+      await expect(subscription.notify('dbtest_lost', 'x')).rejects.toMatchObject({
+        code: 'service_unavailable',
+      });
+      await subscription.close();
+    },
+  );
 });

@@ -15,8 +15,23 @@ export interface QueryResult<R> {
 }
 
 /** Something SQL can be sent to: the database itself, or a transaction on it. */
+export interface QueryOptions {
+  /**
+   * Postgres: prepares the statement under this name once per connection and then only binds and executes
+   * it, so a hot read is not parsed and planned again at every call. The name must be unique to the SQL
+   * text, and the statement should name its columns (not `*`): a column added by a migration would
+   * otherwise change the prepared statement's result type and fail it on every open connection. PGlite
+   * ignores it.
+   */
+  name?: string;
+}
+
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryResult<R>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -32,6 +47,17 @@ export interface Db extends Queryable {
    */
   listen?(channel: string, onNotify: () => void, onLost?: (error: Error) => void): Promise<Listening>;
   /**
+   * Listens on `channels` over a connection of its own and sends notifications over that same connection.
+   * Postgres delivers notifications in commit order, so a notification this subscription sends arrives
+   * after every notification of a transaction that committed before it was sent: a barrier. `onLost` is
+   * told when the connection goes (subscribe again to resume; notifications meanwhile are lost).
+   */
+  subscribe?(
+    channels: string[],
+    onNotify: (channel: string, payload: string) => void,
+    onLost?: (error: Error) => void,
+  ): Promise<Subscription>;
+  /**
    * Bulk-loads COPY text-format lines into `into` (`table (col, ...)`), outside any transaction; each chunk
    * holds whole lines. Postgres streams them into one `COPY ... FROM STDIN`; PGlite runs one
    * `COPY ... FROM '/dev/blob'` per chunk (its fastest path). Resolves with the rows loaded.
@@ -42,6 +68,11 @@ export interface Db extends Queryable {
 
 export interface Listening {
   close(): Promise<void>;
+}
+
+export interface Subscription extends Listening {
+  /** Sends a notification on `channel` (committed at once; it comes back to this subscription too). */
+  notify(channel: string, payload: string): Promise<void>;
 }
 
 const channelName = /^[a-z_][a-z0-9_]*$/;
@@ -128,9 +159,13 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
   // An idle connection that breaks leaves the pool; the next query opens a new one once the server is back.
   pool.on('error', (error) => options.logger?.warn({ err: error }, 'database connection lost'));
   const wrap = (target: pg.Pool | pg.PoolClient): Queryable => ({
-    async query(sql, params) {
+    async query(sql, params, options) {
       try {
-        const result = await target.query(sql, params as unknown[]);
+        const result = await target.query(
+          options?.name
+            ? { name: options.name, text: sql, values: params as unknown[] }
+            : { text: sql, values: params as unknown[] },
+        );
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       } catch (error) {
         throw unavailableOr(error);
@@ -208,6 +243,51 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
         },
       };
     },
+    async subscribe(channels, onNotify, onLost) {
+      channels.forEach(assertChannel);
+      const client = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: connectTimeoutMs,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+        // A barrier notification waits for no disk flush: it records nothing worth keeping.
+        options: '-c synchronous_commit=off',
+      });
+      let closing = false;
+      let lost = false;
+      const lose = (error: Error) => {
+        if (closing || lost) return;
+        lost = true;
+        onLost?.(error);
+        void client.end().catch(() => undefined);
+      };
+      client.on('error', lose); // without a listener, a dropped connection would end the process
+      client.on('end', () => lose(new Error('The subscribed connection was closed.')));
+      client.on('notification', (message) => {
+        if (channels.includes(message.channel)) onNotify(message.channel, message.payload ?? '');
+      });
+      try {
+        await client.connect();
+        for (const channel of channels) await client.query(`LISTEN ${channel}`);
+      } catch (error) {
+        closing = true;
+        await client.end().catch(() => undefined);
+        throw unavailableOr(error);
+      }
+      return {
+        async notify(channel, payload) {
+          try {
+            await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+          } catch (error) {
+            throw unavailableOr(error);
+          }
+        },
+        async close() {
+          closing = true;
+          await client.end().catch(() => undefined);
+        },
+      };
+    },
     async copyIn(into, chunks) {
       let client: pg.PoolClient;
       try {
@@ -263,6 +343,20 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
       assertChannel(channel); // PGlite sends `LISTEN ${channel}` as it is
       const unlisten = await db.listen(channel, () => onNotify());
       return { close: () => unlisten() };
+    },
+    async subscribe(channels, onNotify) {
+      channels.forEach(assertChannel);
+      const unlisten = await Promise.all(
+        channels.map((channel) => db.listen(channel, (payload) => onNotify(channel, payload))),
+      );
+      return {
+        async notify(channel, payload) {
+          await db.query('SELECT pg_notify($1, $2)', [channel, payload]);
+        },
+        async close() {
+          await Promise.all(unlisten.map((stop) => stop()));
+        },
+      };
     },
     async copyIn(into, chunks) {
       let rows = 0;

@@ -8,4 +8,9 @@ export const budgetsConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
   COSTS_ADDR: z.string().min(1).default('127.0.0.1:50054'),
   /** How often budgets left to evaluate are evaluated and period boundaries noticed. */
   BUDGET_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
+  /**
+   * `off` reads every project from the database; `on` answers repeated reads from memory, invalidated by
+   * Postgres notifications behind a commit-order barrier (src/projects/detail-cache.ts).
+   */
+  BUDGETS_PROJECT_CACHE: z.enum(['on', 'off']).default('on'),
 });

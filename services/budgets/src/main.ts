@@ -11,6 +11,7 @@ void runStandalone(
     costsAddress: config.COSTS_ADDR,
     rpcDeadlineMs: config.RPC_DEADLINE_MS,
     evaluationIntervalMs: config.BUDGET_EVALUATION_INTERVAL_MS,
+    projectCache: config.BUDGETS_PROJECT_CACHE === 'on',
   }),
   { grpcPort: 50052 },
 );

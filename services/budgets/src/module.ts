@@ -9,6 +9,7 @@ import { budgetEvaluator } from './budgets/evaluator';
 import { evaluateAfterCostChange, spendChangingEvents } from './budgets/ingested';
 import { budgetsRpc } from './budgets/rpc';
 import { spendOverRpc, type SpendSource } from './budgets/spend';
+import { projectReadCache } from './projects/detail-cache';
 import { projectsFactory } from './projects/projects';
 import { projectsRpc } from './projects/rpc';
 import { teamConnectionsOverRpc, type TeamConnections } from './projects/team-connections';
@@ -23,7 +24,11 @@ import { countViolationChange, violationEventTypes } from './projects/violation-
 export type BudgetsOptions = (
   | { identityAddress: string; costsAddress: string; rpcDeadlineMs?: number }
   | { teamUsers: TeamUsers; teamConnections: TeamConnections; spendSource: SpendSource }
-) & { evaluationIntervalMs?: number };
+) & {
+  evaluationIntervalMs?: number;
+  /** Project reads answered from memory behind a commit-order barrier (projects/detail-cache.ts); default on. */
+  projectCache?: boolean;
+};
 
 export function budgetsModule(options: BudgetsOptions): ServiceModule {
   return {
@@ -50,6 +55,7 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
         spendSource = spendOverRpc(costDataClient);
       }
       const evaluator = budgetEvaluator({ db, outbox, now, spendSource, logger });
+      const readCache = options.projectCache === false ? undefined : projectReadCache({ db, logger });
       const projects = projectsFactory({
         db,
         outbox,
@@ -58,6 +64,7 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
         teamUsers,
         teamConnections,
         onSpendInputsChanged: evaluator.sweepSoon,
+        readCache,
       });
       rpc.add(budgets.ProjectsService, projectsRpc(projects));
       rpc.add(budgets.BudgetsService, budgetsRpc(budgetsFactory({ db, outbox, newId, now, evaluator })));
@@ -82,6 +89,7 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
       evaluator.start(options.evaluationIntervalMs ?? 60_000);
       return async () => {
         await evaluator.stop();
+        await readCache?.stop();
         for (const client of clients) client.close();
       };
     },
