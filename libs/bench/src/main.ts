@@ -153,6 +153,16 @@ async function checkSameAnswer(urls: Record<'baseline' | 'fullPath', string>, pa
 
 const target = (name: string, url: string) => ({ name, url, headers: auth, connections });
 
+/** budgets_project_reads_total of the budgets process by result (hit, miss, bypass), from its /metrics. */
+async function projectReads(metricsUrl: string): Promise<Record<'hit' | 'miss' | 'bypass', number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const count = (result: string) =>
+    Number(
+      new RegExp(`^budgets_project_reads_total\\{result="${result}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
+    );
+  return { hit: count('hit'), miss: count('miss'), bypass: count('bypass') };
+}
+
 /** The Postgres backends serving the bench database, when Postgres runs on this machine. */
 async function postgresPids(database: string): Promise<number[]> {
   return withClient(serverUrl, async (admin) => {
@@ -256,14 +266,27 @@ async function main(): Promise<void> {
       const baseline1 = await measure(target('baseline', `${baselineUrl}${path}`), settings, {
         cpu: baselineCpu,
       });
+      const budgetsMetrics = backends.metricsUrls.budgets!;
+      const readsBefore = await projectReads(budgetsMetrics);
       const fullPath = await measure(target('full path', `${gateway.url}${path}`), settings, {
         cpu: cpu(gateway),
       });
+      const readsAfter = await projectReads(budgetsMetrics);
       const baseline2 = await measure(target('baseline again', `${baselineUrl}${path}`), settings, {
         cpu: baselineCpu,
       });
       projects = summarize(
-        { baseline1, fullPath, baseline2 },
+        {
+          baseline1,
+          fullPath,
+          baseline2,
+          projectReads: {
+            cache: process.env.BUDGETS_PROJECT_CACHE ?? 'on',
+            hit: readsAfter.hit - readsBefore.hit,
+            miss: readsAfter.miss - readsBefore.miss,
+            bypass: readsAfter.bypass - readsBefore.bypass,
+          },
+        },
         { durationSeconds, warmUpSeconds, connections, cpus: os.availableParallelism() },
       );
       printProjects(projects);

@@ -37,9 +37,19 @@ export interface BenchResult {
   baseline: Figures;
   baselineRuns: [RunFigures, RunFigures];
   fullPath: RunFigures;
+  /** How budgets answered the full path's project reads (its budgets_project_reads_total over the run). */
+  projectReads: ProjectReads;
   ratio: number;
   target: number;
   verdict: Verdict;
+}
+
+/** BUDGETS_PROJECT_CACHE of the budgets process, and its project reads by where they were answered. */
+export interface ProjectReads {
+  cache: string;
+  hit: number;
+  miss: number;
+  bypass: number;
 }
 
 /** Target: the full path serves at least this share of the baseline's throughput. */
@@ -55,10 +65,10 @@ export const figuresOf = (result: autocannon.Result): Figures => ({
 const mean = (a: number, b: number) => (a + b) / 2;
 
 export function summarize(
-  runs: { baseline1: RunFigures; fullPath: RunFigures; baseline2: RunFigures },
+  runs: { baseline1: RunFigures; fullPath: RunFigures; baseline2: RunFigures; projectReads: ProjectReads },
   settings: { durationSeconds: number; warmUpSeconds: number; connections: number; cpus: number },
 ): BenchResult {
-  const { baseline1, fullPath, baseline2 } = runs;
+  const { baseline1, fullPath, baseline2, projectReads } = runs;
   const baseline: Figures = {
     requestsPerSecond: mean(baseline1.requestsPerSecond, baseline2.requestsPerSecond),
     p50Ms: mean(baseline1.p50Ms, baseline2.p50Ms),
@@ -72,6 +82,7 @@ export function summarize(
     baseline,
     baselineRuns: [baseline1, baseline2],
     fullPath,
+    projectReads,
     ratio,
     target,
     verdict: ratio >= target ? 'PASS' : 'BELOW',
@@ -130,6 +141,9 @@ export function printProjects(result: BenchResult): void {
       cpuLine('baseline (run 1)', first),
       cpuLine('full path', result.fullPath),
       cpuLine('baseline (run 2)', second),
+      `budgets project reads during the full path (BUDGETS_PROJECT_CACHE=${result.projectReads.cache}): ` +
+        `${result.projectReads.hit} from memory, ${result.projectReads.miss} from the database and kept, ` +
+        `${result.projectReads.bypass} from the database bypassing the cache`,
     ),
   );
 }

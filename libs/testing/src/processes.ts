@@ -84,6 +84,8 @@ export interface Backends {
   costs: string;
   scanner: string;
   notifier: string;
+  /** Each service's Prometheus endpoint, by service name. */
+  metricsUrls: Record<string, string>;
 }
 
 type Addresses = Pick<Backends, 'identity' | 'budgets' | 'costs'>;
@@ -146,6 +148,12 @@ export async function startBackends(
     costs: `127.0.0.1:${costs}`,
     scanner: `127.0.0.1:${scanner}`,
     notifier: `127.0.0.1:${notifier}`,
+    metricsUrls: Object.fromEntries(
+      ['identity', 'budgets', 'violations', 'costs', 'scanner', 'notifier'].map((name, i) => [
+        name,
+        `http://127.0.0.1:${metrics[i]}/metrics`,
+      ]),
+    ),
   };
 }
 

@@ -31,7 +31,7 @@ export interface ProjectReadCache {
 
 const reads = new Counter({
   name: 'budgets_project_reads_total',
-  help: 'Project reads by where they were answered: hit (memory), miss (database, then kept), bypass (database, the cache being off, unsubscribed or behind a timed-out barrier).',
+  help: 'Project reads by where they were answered: hit (memory), miss (database, then kept), bypass (database: no subscription, or a barrier that timed out). Not counted with BUDGETS_PROJECT_CACHE=off.',
   labelNames: ['result'],
   registers: [metrics.registry],
 });
