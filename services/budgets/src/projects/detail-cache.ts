@@ -112,7 +112,7 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
           'project cache barrier timed out; reading the database until subscribed again',
         );
         unsubscribe(current);
-      }, barrierTimeoutMs),
+      }, barrierTimeoutMs).unref(),
     };
     waiting = [];
     current.notify(syncChannel, token).catch(() => settle(token, false));
@@ -138,7 +138,7 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
     forgetAll();
     if (out) settle(out.token, false);
     void current.close().catch(() => undefined);
-    if (!stopped) retry = setTimeout(() => void subscribe(), resubscribeMs);
+    if (!stopped) retry = setTimeout(() => void subscribe(), resubscribeMs).unref();
   }
 
   async function subscribe(): Promise<void> {
@@ -155,7 +155,7 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
       subscription = opened;
     } catch (error) {
       logger.warn({ err: error }, 'project cache cannot subscribe; reading the database meanwhile');
-      retry = setTimeout(() => void subscribe(), resubscribeMs);
+      if (!stopped) retry = setTimeout(() => void subscribe(), resubscribeMs).unref();
     }
   }
   void subscribe();
