@@ -99,6 +99,12 @@ export interface OpenDbOptions {
   connectTimeoutMs?: number;
   /** Where lost connections are reported. */
   logger?: Logger;
+  /**
+   * Postgres: run statements given a `name` as prepared statements (default true). Off behind a pooler in
+   * transaction mode that does not track prepared statements (PgBouncer before 1.21, or with
+   * `max_prepared_statements = 0`), where a statement prepared on one server connection is missing on the next.
+   */
+  preparedStatements?: boolean;
 }
 
 const schemaName = /^[a-z_][a-z0-9_]*$/;
@@ -158,14 +164,22 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
   });
   // An idle connection that breaks leaves the pool; the next query opens a new one once the server is back.
   pool.on('error', (error) => options.logger?.warn({ err: error }, 'database connection lost'));
+  const prepared = options.preparedStatements ?? true;
   const wrap = (target: pg.Pool | pg.PoolClient): Queryable => ({
-    async query(sql, params, options) {
+    async query(sql, params, queryOptions) {
+      const values = params as unknown[];
       try {
-        const result = await target.query(
-          options?.name
-            ? { name: options.name, text: sql, values: params as unknown[] }
-            : { text: sql, values: params as unknown[] },
-        );
+        const name = prepared ? queryOptions?.name : undefined;
+        const result = await target
+          .query(name ? { name, text: sql, values } : { text: sql, values })
+          .catch((error: unknown) => {
+            // A migration changed the type of a column the prepared statement returns: Postgres refuses
+            // it on every connection that prepared it ("cached plan must not change result type"), and
+            // pg does not prepare it again. Sent unnamed, the statement works until the connection goes.
+            if (name && (error as { code?: string }).code === '0A000')
+              return target.query({ text: sql, values });
+            throw error;
+          });
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       } catch (error) {
         throw unavailableOr(error);
@@ -252,6 +266,8 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
         keepAliveInitialDelayMillis: 10_000,
         // A barrier notification waits for no disk flush: it records nothing worth keeping.
         options: '-c synchronous_commit=off',
+        // Operators (and tests) tell these connections apart in pg_stat_activity.
+        application_name: `costgov ${schema} subscription`,
       });
       let closing = false;
       let lost = false;
@@ -269,6 +285,8 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
       try {
         await client.connect();
         for (const channel of channels) await client.query(`LISTEN ${channel}`);
+        // Lost while the last LISTEN was answered: onLost ran before the caller had the subscription.
+        if (lost) throw new Error('The subscribed connection was lost while subscribing.');
       } catch (error) {
         closing = true;
         await client.end().catch(() => undefined);

@@ -74,7 +74,11 @@ export interface RunningService {
  * The relay publishes at each commit (LISTEN/NOTIFY); its poll only bounds the delay when a notification
  * is lost, e.g. while the listening connection is being re-established.
  */
-const relayConfig = z.object({ OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(1_000) });
+const relayConfig = z.object({
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+  /** `off` behind a pooler in transaction mode that does not keep prepared statements (libs/db). */
+  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
+});
 
 /** Every migration of a service's schema: the shared outbox table, then the service's own. */
 export const serviceMigrations = (module: Pick<ServiceModule, 'migrations'>): Migration[] => [
@@ -84,7 +88,10 @@ export const serviceMigrations = (module: Pick<ServiceModule, 'migrations'>): Mi
 
 /** Opens the service's database, migrates it, starts its gRPC server, consumers and outbox relay. */
 export async function startService(module: ServiceModule, options: StartOptions): Promise<RunningService> {
-  const { OUTBOX_POLL_MS } = loadConfig(relayConfig, options.env ?? process.env);
+  const { OUTBOX_POLL_MS, DATABASE_PREPARED_STATEMENTS } = loadConfig(
+    relayConfig,
+    options.env ?? process.env,
+  );
   const logger = serviceLogger(options.logger, module.name);
   const db = options.openDb
     ? await options.openDb(module.name)
@@ -93,6 +100,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
         databaseUrl: options.databaseUrl,
         dataDir: options.dataDir,
         logger,
+        preparedStatements: DATABASE_PREPARED_STATEMENTS === 'on',
       });
   const applied = await migrate(db, serviceMigrations(module));
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');

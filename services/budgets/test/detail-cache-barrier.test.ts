@@ -16,6 +16,7 @@ function slowQueue(delayMs: number) {
   let losers: Array<(error: Error) => void> = [];
   let pumping = false;
   let deliverBarriers = true;
+  let failNotify = false;
   const notifyCalls: string[] = [];
   const pump = async () => {
     if (pumping) return;
@@ -39,6 +40,7 @@ function slowQueue(delayMs: number) {
       const subscription: Subscription = {
         async notify(channel, payload) {
           notifyCalls.push(payload);
+          if (failNotify) throw new Error('Connection terminated');
           send(channel, payload);
         },
         async close() {
@@ -53,6 +55,8 @@ function slowQueue(delayMs: number) {
     notifyCalls,
     /** A change committed by another replica: its notification joins the queue. */
     commit: (projectId: string) => send(projectChangedChannel, projectId),
+    /** Sending fails from now on, without the loss being reported (a connection lost while subscribing). */
+    failSends: (fail: boolean) => (failNotify = fail),
     /** Barrier notifications are dropped from now on (a server that stopped answering). */
     dropBarriers: () => (deliverBarriers = false),
     /** The subscribed connection drops. */
@@ -204,5 +208,41 @@ describe('project read cache barrier', () => {
     expect(loads.a).toBe(before.a);
     expect(loads.c).toBe(before.c);
     expect(loads.b).toBe(before.b! + 1);
+  });
+
+  it('drops a subscription whose barrier cannot be sent, and subscribes again', async () => {
+    const pg = slowQueue(1);
+    const { state, load } = table('v0');
+    cache = projectReadCache({ db: pg.db, logger, resubscribeMs: 100 });
+    await warm(cache, load);
+    pg.failSends(true);
+    state.name = 'v1';
+    expect((await cache.read('team_1', 'prj_1', load)).name).toBe('v1');
+    const barriers = pg.notifyCalls.length;
+    expect((await cache.read('team_1', 'prj_1', load)).name).toBe('v1');
+    expect(pg.notifyCalls.length).toBe(barriers); // unsubscribed: no barrier sent
+    pg.failSends(false);
+    await warm(cache, load);
+  });
+
+  it("keeps a read that only another project's change overtook", async () => {
+    const pg = slowQueue(1);
+    const { state, load } = table('v0');
+    cache = projectReadCache({ db: pg.db, logger });
+    await warm(cache, load);
+    pg.commit('prj_1');
+    await sleep(20); // the entry is dropped
+    const loadWhileOtherChanges = async () => {
+      const answer = await load();
+      pg.commit('prj_2');
+      await sleep(20);
+      return answer;
+    };
+    await cache.read('team_1', 'prj_1', loadWhileOtherChanges);
+    const loads = state.loads;
+    const hits = cache.counts.hits;
+    await cache.read('team_1', 'prj_1', load);
+    expect(state.loads).toBe(loads);
+    expect(cache.counts.hits).toBe(hits + 1);
   });
 });

@@ -65,8 +65,10 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
   const resubscribeMs = options.resubscribeMs ?? 1_000;
   const syncChannel = `budgets_sync_${randomBytes(8).toString('hex')}`;
   const entries = new Map<string, Entry>();
+  /** Projects being read from the database, and whether a change of theirs arrived meanwhile. */
+  const loading = new Map<string, { readers: number; changed: boolean }>();
   const counts = { hits: 0, misses: 0, bypassed: 0 };
-  /** Moves on at every notification of a change and every (re)subscription. */
+  /** Moves on whenever everything is forgotten (the subscription changed or the cache stopped). */
   let version = 0;
   let subscription: Subscription | undefined;
   let stopped = false;
@@ -115,7 +117,16 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
       }, barrierTimeoutMs).unref(),
     };
     waiting = [];
-    current.notify(syncChannel, token).catch(() => settle(token, false));
+    current.notify(syncChannel, token).catch((error: unknown) => {
+      settle(token, false);
+      // The connection is gone even if its loss was not reported (it can be, while subscribing).
+      if (subscription !== current) return;
+      logger.warn(
+        { err: error },
+        'project cache barrier failed; reading the database until subscribed again',
+      );
+      unsubscribe(current);
+    });
   }
 
   /** Resolves true once every change committed before the call has been applied to the memory. */
@@ -128,7 +139,8 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
   function onNotify(channel: string, payload: string): void {
     if (channel === projectChangedChannel) {
       entries.delete(payload);
-      version++;
+      const load = loading.get(payload);
+      if (load) load.changed = true;
     } else if (channel === syncChannel) settle(payload, true);
   }
 
@@ -180,8 +192,17 @@ export function projectReadCache(options: ProjectReadCacheOptions): ProjectReadC
       reads.inc({ result: 'miss' });
       const before = version;
       const readOn = subscription;
-      const detail = await load();
-      if (version === before && subscription === readOn && subscription) {
+      const inFlight = loading.get(id) ?? { readers: 0, changed: false };
+      inFlight.readers++;
+      loading.set(id, inFlight);
+      let detail: ProjectDetail;
+      try {
+        detail = await load();
+      } finally {
+        if (--inFlight.readers === 0) loading.delete(id);
+      }
+      // Kept only when no change of this project (and no loss of notifications) came while it was read.
+      if (!inFlight.changed && version === before && subscription === readOn && subscription) {
         entries.delete(id);
         entries.set(id, { teamId, detail, at: Date.now() });
         if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);

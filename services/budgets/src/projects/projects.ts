@@ -97,6 +97,8 @@ const selectProject = `SELECT p.*,
  * A project with `budget_count` and `budgets`: every budget summary, archived included, oldest first. The
  * most frequent read, so it runs as a prepared statement; its columns are named (not `p.*`) so that a
  * migration adding a column does not change the prepared statement's result type under running replicas.
+ * Replicas cache its answers (detail-cache.ts): a budgets column added to it must also be added to the
+ * update trigger's column list of migration 0003 (in a new migration), or its changes go unnoticed.
  */
 const selectProjectDetail = `SELECT p.id, p.team_id, p.name, p.status, p.connection_ids, p.approval_rules,
     p.violation_count, p.created_at, p.updated_at, s.budget_count, s.budgets
