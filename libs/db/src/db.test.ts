@@ -101,7 +101,7 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
       await subscription.notify('dbtest_lost', 'marker');
       await db.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = 'costgov ' || current_schema() || ' subscription'`,
+         WHERE datname = current_database() AND application_name = 'costgov ' || current_schema() || ' dbtest_lost'`,
       );
       await expect.poll(() => lost.length).toBe(1);
       await expect(subscription.notify('dbtest_lost', 'x')).rejects.toMatchObject({

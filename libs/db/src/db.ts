@@ -193,6 +193,55 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
       }
     },
   });
+  const subscribe: NonNullable<Db['subscribe']> = async (channels, onNotify, onLost) => {
+    channels.forEach(assertChannel);
+    const client = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      // A barrier notification waits for no disk flush: it records nothing worth keeping.
+      options: '-c synchronous_commit=off',
+      // Operators (and tests) tell these connections apart in pg_stat_activity: schema, first channel.
+      application_name: `costgov ${schema} ${channels[0]}`.slice(0, 63),
+    });
+    let closing = false;
+    let lost = false;
+    const lose = (error: Error) => {
+      if (closing || lost) return;
+      lost = true;
+      onLost?.(error);
+      void client.end().catch(() => undefined);
+    };
+    client.on('error', lose); // without a listener, a dropped connection would end the process
+    client.on('end', () => lose(new Error('The subscribed connection was closed.')));
+    client.on('notification', (message) => {
+      if (channels.includes(message.channel)) onNotify(message.channel, message.payload ?? '');
+    });
+    try {
+      await client.connect();
+      for (const channel of channels) await client.query(`LISTEN ${channel}`);
+      // Lost while the last LISTEN was answered: onLost ran before the caller had the subscription.
+      if (lost) throw new Error('The subscribed connection was lost while subscribing.');
+    } catch (error) {
+      closing = true;
+      await client.end().catch(() => undefined);
+      throw unavailableOr(error);
+    }
+    return {
+      async notify(channel, payload) {
+        try {
+          await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+        } catch (error) {
+          throw unavailableOr(error);
+        }
+      },
+      async close() {
+        closing = true;
+        await client.end().catch(() => undefined);
+      },
+    };
+  };
   return {
     kind: 'postgres',
     ...wrap(pool),
@@ -221,91 +270,9 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
         client.release(broken); // a broken connection is closed rather than reused
       }
     },
-    async listen(channel, onNotify, onLost) {
-      assertChannel(channel);
-      const client = new pg.Client({
-        connectionString: url,
-        connectionTimeoutMillis: connectTimeoutMs,
-        keepAlive: true,
-        keepAliveInitialDelayMillis: 10_000,
-      });
-      let closing = false;
-      let lost = false;
-      const lose = (error: Error) => {
-        if (closing || lost) return;
-        lost = true;
-        onLost?.(error);
-        void client.end().catch(() => undefined);
-      };
-      client.on('error', lose); // without a listener, a dropped connection would end the process
-      client.on('end', () => lose(new Error('The listening connection was closed.')));
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify();
-      });
-      try {
-        await client.connect();
-        await client.query(`LISTEN ${channel}`);
-      } catch (error) {
-        closing = true;
-        await client.end().catch(() => undefined);
-        throw unavailableOr(error);
-      }
-      return {
-        async close() {
-          closing = true;
-          await client.end().catch(() => undefined);
-        },
-      };
-    },
-    async subscribe(channels, onNotify, onLost) {
-      channels.forEach(assertChannel);
-      const client = new pg.Client({
-        connectionString: url,
-        connectionTimeoutMillis: connectTimeoutMs,
-        keepAlive: true,
-        keepAliveInitialDelayMillis: 10_000,
-        // A barrier notification waits for no disk flush: it records nothing worth keeping.
-        options: '-c synchronous_commit=off',
-        // Operators (and tests) tell these connections apart in pg_stat_activity.
-        application_name: `costgov ${schema} subscription`,
-      });
-      let closing = false;
-      let lost = false;
-      const lose = (error: Error) => {
-        if (closing || lost) return;
-        lost = true;
-        onLost?.(error);
-        void client.end().catch(() => undefined);
-      };
-      client.on('error', lose); // without a listener, a dropped connection would end the process
-      client.on('end', () => lose(new Error('The subscribed connection was closed.')));
-      client.on('notification', (message) => {
-        if (channels.includes(message.channel)) onNotify(message.channel, message.payload ?? '');
-      });
-      try {
-        await client.connect();
-        for (const channel of channels) await client.query(`LISTEN ${channel}`);
-        // Lost while the last LISTEN was answered: onLost ran before the caller had the subscription.
-        if (lost) throw new Error('The subscribed connection was lost while subscribing.');
-      } catch (error) {
-        closing = true;
-        await client.end().catch(() => undefined);
-        throw unavailableOr(error);
-      }
-      return {
-        async notify(channel, payload) {
-          try {
-            await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
-          } catch (error) {
-            throw unavailableOr(error);
-          }
-        },
-        async close() {
-          closing = true;
-          await client.end().catch(() => undefined);
-        },
-      };
-    },
+    // One channel, notifications without their payload: a subscription that sends nothing.
+    listen: (channel, onNotify, onLost) => subscribe([channel], () => onNotify(), onLost),
+    subscribe,
     async copyIn(into, chunks) {
       let client: pg.PoolClient;
       try {
@@ -353,29 +320,26 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
       await target.exec(sql);
     },
   });
+  const subscribe: NonNullable<Db['subscribe']> = async (channels, onNotify) => {
+    channels.forEach(assertChannel);
+    const unlisten = await Promise.all(
+      channels.map((channel) => db.listen(channel, (payload) => onNotify(channel, payload))),
+    );
+    return {
+      async notify(channel, payload) {
+        await db.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      },
+      async close() {
+        await Promise.all(unlisten.map((stop) => stop()));
+      },
+    };
+  };
   return {
     kind: 'pglite',
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
-    async listen(channel, onNotify) {
-      assertChannel(channel); // PGlite sends `LISTEN ${channel}` as it is
-      const unlisten = await db.listen(channel, () => onNotify());
-      return { close: () => unlisten() };
-    },
-    async subscribe(channels, onNotify) {
-      channels.forEach(assertChannel);
-      const unlisten = await Promise.all(
-        channels.map((channel) => db.listen(channel, (payload) => onNotify(channel, payload))),
-      );
-      return {
-        async notify(channel, payload) {
-          await db.query('SELECT pg_notify($1, $2)', [channel, payload]);
-        },
-        async close() {
-          await Promise.all(unlisten.map((stop) => stop()));
-        },
-      };
-    },
+    listen: (channel, onNotify) => subscribe([channel], () => onNotify()),
+    subscribe,
     async copyIn(into, chunks) {
       let rows = 0;
       for await (const chunk of chunks) {

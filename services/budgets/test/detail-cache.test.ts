@@ -147,10 +147,10 @@ describe(`the project read cache on two replicas (${postgres ? 'postgres' : 'pgl
       const [a] = projectClients;
       const project = await a!.createProject({ name: 'cut' }, team);
       await cachedRead(team.teamId, project.id);
-      // This file's two subscriptions (libs/db names them after the schema); other files' stay.
+      // This file's two cache subscriptions (libs/db names them after schema and first channel).
       const { rows } = await db.query<{ n: number }>(
         `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = 'costgov ' || current_schema() || ' subscription'`,
+         WHERE datname = current_database() AND application_name = 'costgov ' || current_schema() || ' budgets_project_changed'`,
       );
       expect(rows[0]!.n).toBe(2);
       const bypassed = await reads('bypass');
