@@ -112,7 +112,9 @@ describe('redis limiter', () => {
         await expect(limiter.acquire('down', policy)).rejects.toThrow(
           /Redis did not answer for policy default/,
         );
-        expect(performance.now() - started).toBeLessThan(50); // no offline queue: the fallback answers at once
+        // No offline queue: the refusal comes at once, not after the 1 s timeout (bound loose enough for a
+        // loaded CI machine, where 50 ms was once exceeded by 13 ms).
+        expect(performance.now() - started).toBeLessThan(500);
 
         await server.start();
         await limiter.ready(5_000); // reconnects by itself, backing off to one attempt a second
