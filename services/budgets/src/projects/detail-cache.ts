@@ -52,7 +52,8 @@ interface Entry {
  *   barrier comes back, the notification of every change committed before the read began has been
  *   applied. Reads arriving while a barrier is out wait for the next one, so one round trip serves
  *   them all;
- * - a read from the database is stored only if no notification arrived while it ran;
+ * - a read from the database is stored only if no change of that project was notified while it ran;
+ * - answers are shared by every read that gets them: callers must not change them;
  * - while the subscribed connection is down (or a barrier times out) reads go to the database, and the
  *   memory is emptied, since notifications may have been missed.
  * Hand-written: no cache library invalidates on Postgres notifications behind a commit-order barrier.
