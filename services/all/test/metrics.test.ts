@@ -118,8 +118,12 @@ describe('metrics after traffic', () => {
 
     const text = await eventually(async () => {
       const scraped = await scrape();
-      // Caught up: costs' and budgets' outboxes published, budgets' durable handed everything.
+      // Caught up: every outbox published (violations' follows budgets' events), budgets' durable handed
+      // everything.
       const caughtUp =
+        ['identity', 'costs', 'budgets', 'violations', 'scanner'].every(
+          (service) => valueOf(scraped, 'outbox_oldest_event_age_seconds', { service }) === 0,
+        ) &&
         valueOf(scraped, 'outbox_events_pending', { service: 'costs' }) === 0 &&
         valueOf(scraped, 'outbox_events_pending', { service: 'budgets' }) === 0 &&
         valueOf(scraped, 'messaging_consumer_lag_messages', {
