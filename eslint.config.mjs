@@ -8,6 +8,7 @@ export default tseslint.config(
       '**/node_modules/**',
       '**/dist/**',
       'libs/contracts/src/gen/**',
+      'libs/client/src/gen/**',
       '.data/**',
       '**/*.js',
       '**/*.mjs',

@@ -1,4 +1,4 @@
-import type { components } from './schema';
+import type { components } from './gen/schema';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];

@@ -1,6 +1,6 @@
 import type { Client } from 'openapi-fetch';
 import { unwrap } from './errors';
-import type { components, paths } from './schema';
+import type { components, paths } from './gen/schema';
 
 type PageMeta = components['schemas']['PageMeta'];
 interface ListBody {
