@@ -53,7 +53,8 @@ type ClientStreamingInvoke = (
   callback: grpc.requestCallback<Message>,
 ) => grpc.ClientWritableStream<Message>;
 
-const channelOptions: grpc.ChannelOptions = {
+/** Every channel of this library: RPC clients and health checkers (not exported from the package). */
+export const channelOptions: grpc.ChannelOptions = {
   // A channel whose dial failed fails every call until its backoff ends (grpc-js: 1 s growing to 2 min),
   // so a restarted backend got 503s for seconds while a fresh health check already reached it. A dial to
   // a backend that is down costs one refused connection, so redial every ~100 ms (grpc-js adds ±20 %).

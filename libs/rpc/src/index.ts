@@ -2,4 +2,4 @@ export { createRpcServer, type RpcServer, type RpcServerDeps, type ServiceImpl }
 export { createRpcClient, type RpcClient, type RpcClientOptions } from './client';
 export { errorDomain, grpcStatusOf, toDomainError, toGrpcStatus } from './errors';
 export type { CallContext } from './context';
-export { checkHealth, type ServingStatus } from './health';
+export { checkHealth, createHealthChecker, type HealthChecker, type ServingStatus } from './health';

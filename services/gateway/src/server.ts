@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Bus, Consumer } from '@costgov/bus';
 import { budgets, costs, identity, notifier, scanner, scim, violations } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
-import { checkHealth, createRpcClient } from '@costgov/rpc';
+import { createHealthChecker, createRpcClient, type HealthChecker } from '@costgov/rpc';
 import { createGatewayApp } from './app';
 import { drainMsOf } from '@costgov/config';
 import type { GatewayConfig } from './config';
@@ -60,14 +60,17 @@ export async function startGateway(
     postureClient,
     webhooksClient,
   ];
-  const backends = {
-    identity: config.IDENTITY_ADDR,
-    budgets: config.BUDGETS_ADDR,
-    violations: config.VIOLATIONS_ADDR,
-    costs: config.COSTS_ADDR,
-    scanner: config.SCANNER_ADDR,
-    notifier: config.NOTIFIER_ADDR,
-  };
+  // /readyz reports each backend through a health checker kept open for the life of the gateway.
+  const backends = Object.fromEntries(
+    Object.entries({
+      identity: config.IDENTITY_ADDR,
+      budgets: config.BUDGETS_ADDR,
+      violations: config.VIOLATIONS_ADDR,
+      costs: config.COSTS_ADDR,
+      scanner: config.SCANNER_ADDR,
+      notifier: config.NOTIFIER_ADDR,
+    }).map(([name, address]) => [name, createHealthChecker(address)]),
+  );
   const limiter = await createLimiter(config, logger);
   const idempotencyStore = await createIdempotencyStore(config, logger);
   const auth = authenticator({
@@ -76,7 +79,7 @@ export async function startGateway(
     negativeTtlMs: config.AUTH_NEGATIVE_CACHE_TTL_MS,
     failures: { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE },
   });
-  const closeClients = () => clients.forEach((client) => client.close());
+  const closeClients = () => [...clients, ...Object.values(backends)].forEach((client) => client.close());
   let draining = false;
   const app = createGatewayApp({
     logger,
@@ -214,10 +217,10 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /** Whether each backend answers its health check as serving; one that is down or throws is `false`. */
-async function backendStates(backends: Record<string, string>): Promise<Record<string, boolean>> {
+async function backendStates(backends: Record<string, HealthChecker>): Promise<Record<string, boolean>> {
   const states = await Promise.all(
-    Object.entries(backends).map(async ([name, address]) => {
-      const serving = await checkHealth(address).then(
+    Object.entries(backends).map(async ([name, checker]) => {
+      const serving = await checker.check().then(
         (status) => status === 'SERVING',
         () => false,
       );
