@@ -16,6 +16,7 @@ export {
   printScim,
   summarize,
   summarizeRateLimit,
+  gatewayCpuTargetMs,
   target,
   type AllResults,
   type BenchResult,

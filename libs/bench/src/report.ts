@@ -42,6 +42,19 @@ export interface BenchResult {
   ratio: number;
   target: number;
   verdict: Verdict;
+  /** The gateway's CPU per request during the full path (undefined when its CPU could not be read). */
+  gatewayCpu: CpuTarget | undefined;
+}
+
+/**
+ * The gateway's CPU per request against its target, and against the baseline's whole work (its process
+ * and Postgres, mean of its two runs): CPU times differ by machine, that ratio much less.
+ */
+export interface CpuTarget {
+  msPerRequest: number;
+  targetMs: number;
+  verdict: Verdict;
+  baselineMsPerRequest: number | undefined;
 }
 
 /** BUDGETS_PROJECT_CACHE of the budgets process, and its project reads by where they were answered. */
@@ -54,6 +67,12 @@ export interface ProjectReads {
 
 /** Target: the full path serves at least this share of the baseline's throughput. */
 export const target = 0.5;
+
+/**
+ * Target: the gateway spends less than this much CPU per request of the full path. Set (issue 7) on a
+ * machine where the baseline's whole work took 0.57 ms per request: 0.61 of it.
+ */
+export const gatewayCpuTargetMs = 0.35;
 
 export const figuresOf = (result: autocannon.Result): Figures => ({
   requestsPerSecond: result.requests.average,
@@ -76,6 +95,8 @@ export function summarize(
     requests: baseline1.requests + baseline2.requests,
   };
   const ratio = fullPath.requestsPerSecond / baseline.requestsPerSecond;
+  const gatewayMs = cpuMsPerRequest(fullPath, ['gateway']);
+  const baselineMs = [baseline1, baseline2].map((run) => cpuMsPerRequest(run, ['baseline', 'postgres']));
   return {
     date: new Date().toISOString(),
     ...settings,
@@ -86,8 +107,37 @@ export function summarize(
     ratio,
     target,
     verdict: ratio >= target ? 'PASS' : 'BELOW',
+    gatewayCpu:
+      gatewayMs === undefined
+        ? undefined
+        : {
+            msPerRequest: gatewayMs,
+            targetMs: gatewayCpuTargetMs,
+            verdict: gatewayMs < gatewayCpuTargetMs ? 'PASS' : 'BELOW',
+            baselineMsPerRequest:
+              baselineMs[0] !== undefined && baselineMs[1] !== undefined
+                ? mean(baselineMs[0], baselineMs[1])
+                : undefined,
+          },
   };
 }
+
+/** CPU ms per request the named processes used during a run, together; undefined without CPU figures. */
+function cpuMsPerRequest(run: RunFigures, names: string[]): number | undefined {
+  const shares = run.cpu?.filter((c) => names.includes(c.name) && Number.isFinite(c.percent));
+  if (!shares || shares.length === 0 || run.requestsPerSecond <= 0) return undefined;
+  return (shares.reduce((sum, c) => sum + c.percent, 0) * 10) / run.requestsPerSecond;
+}
+
+/** "gateway CPU per request: 0.31 ms (target < 0.35 ms): PASS; 0.90 of the baseline's whole work (0.34 ms)". */
+const gatewayCpuLine = (cpu: CpuTarget | undefined) =>
+  cpu
+    ? `gateway CPU per request: ${cpu.msPerRequest.toFixed(2)} ms (target < ${cpu.targetMs} ms): ${cpu.verdict}` +
+      (cpu.baselineMsPerRequest
+        ? `; ${(cpu.msPerRequest / cpu.baselineMsPerRequest).toFixed(2)} of the baseline's whole work ` +
+          `(its process and Postgres: ${cpu.baselineMsPerRequest.toFixed(2)} ms per request; the target was set at 0.61)`
+        : '')
+    : undefined;
 
 const row = (name: string, f: Figures) =>
   `${name.padEnd(34)}${f.requestsPerSecond.toFixed(0).padStart(8)}${f.p50Ms.toFixed(1).padStart(9)}${f.p99Ms.toFixed(1).padStart(9)}`;
@@ -138,6 +188,7 @@ export function printProjects(result: BenchResult): void {
       '',
       `baseline drift between its two runs: ${signed(drift)}`,
       `full path / baseline throughput: ${percent(result.ratio)} (target >= ${percent(result.target)}): ${result.verdict}`,
+      gatewayCpuLine(result.gatewayCpu),
       cpuLine('baseline (run 1)', first),
       cpuLine('full path', result.fullPath),
       cpuLine('baseline (run 2)', second),
