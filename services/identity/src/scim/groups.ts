@@ -33,6 +33,20 @@ const notFound = (id: string) =>
 const taken = (name: string) => new ScimError(409, 'uniqueness', `A group named '${name}' already exists.`);
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
 
+/** Member ids as `save` compares them: a set, without regard to case. */
+const memberSet = (members: string[]) => new Set(members.map((id) => id.toLowerCase()));
+
+/** True when saving `next` stores what `current` holds: same displayName and externalId, same members. */
+export function storesSameGroup(current: GroupDoc, next: GroupDoc): boolean {
+  const [before, after] = [memberSet(current.members), memberSet(next.members)];
+  return (
+    current.displayName === next.displayName &&
+    (current.externalId ?? null) === (next.externalId ?? null) &&
+    before.size === after.size &&
+    [...after].every((id) => before.has(id))
+  );
+}
+
 /**
  * SCIM groups. A SCIM group is the team's group of that name: its members get the scope and
  * notification policies the team gives the group (ADR in the README: policies live with the group).
@@ -210,6 +224,7 @@ export function scimGroupsFactory({
     kind: 'group',
     find,
     save,
+    sameAs: storesSameGroup,
     render,
     read: readGroupResource,
     patch: (current, body) => {

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
@@ -58,7 +59,8 @@ const toUser = (row: UserRow): StoredUser => ({
   updatedAt: row.updated_at,
 });
 
-const columns = (user: UserDoc) => [
+/** What a user's row holds, in the column order of `save`; `emails` and `enterprise` are jsonb. */
+const stateOf = (user: UserDoc) => [
   user.userName,
   user.externalId ?? null,
   user.name.givenName ?? null,
@@ -68,10 +70,26 @@ const columns = (user: UserDoc) => [
   user.name.honorificPrefix ?? null,
   user.name.honorificSuffix ?? null,
   user.displayName ?? null,
-  JSON.stringify(user.emails),
+  user.emails,
   user.active,
-  JSON.stringify(user.enterprise),
+  user.enterprise,
 ];
+
+const isJson = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+const columns = (user: UserDoc) =>
+  stateOf(user).map((value) => (isJson(value) ? JSON.stringify(value) : value));
+
+/**
+ * The JSON a jsonb column keeps, read back: undefined properties dropped as JSON.stringify drops them.
+ * Compared with isDeepStrictEqual, which ignores key order (jsonb returns keys in its own order).
+ */
+const storedValue = (value: unknown) =>
+  isJson(value) ? (JSON.parse(JSON.stringify(value)) as unknown) : value;
+
+/** True when saving `next` stores what `current` holds; userName compares exactly, as it is stored as sent. */
+export const storesSameUser = (current: UserDoc, next: UserDoc): boolean =>
+  isDeepStrictEqual(stateOf(current).map(storedValue), stateOf(next).map(storedValue));
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Only an id of the right shape is echoed: anything else from the path is not repeated to the client.
@@ -230,6 +248,7 @@ export function scimUsersFactory({
     kind: 'user',
     find,
     save,
+    sameAs: storesSameUser,
     render,
     read: readUserResource,
     patch: (current, body) => {

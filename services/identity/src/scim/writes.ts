@@ -3,13 +3,16 @@ import { checkIfMatch } from './render';
 
 /**
  * PUT and PATCH of a SCIM resource: in one transaction, lock the current version, honour If-Match,
- * compute the next document, save it; then render the result. Shared by users and groups.
+ * compute the next document, save it unless it stores what is already stored; then render the result.
+ * Shared by users and groups.
  */
 export function versionedWrites<Doc, Stored extends Doc & { version: number }>(deps: {
   db: Db;
   kind: 'user' | 'group';
   find: (tx: Queryable, teamId: string, id: string, lock: boolean) => Promise<Stored>;
   save: (tx: Queryable, teamId: string, id: string, next: Doc, previous: Stored) => Promise<Stored>;
+  /** True when saving `next` would store exactly what `current` holds. */
+  sameAs: (current: Stored, next: Doc) => boolean;
   render: (stored: Stored, baseUrl: string, teamId: string) => Promise<Record<string, unknown>>;
   /** A whole resource of a PUT. */
   read: (body: unknown) => Doc;
@@ -26,7 +29,10 @@ export function versionedWrites<Doc, Stored extends Doc & { version: number }>(d
     const stored = await deps.db.transaction(async (tx) => {
       const current = await deps.find(tx, teamId, id, true);
       checkIfMatch(deps.kind, current.version, ifMatch);
-      return deps.save(tx, teamId, id, next(current), current);
+      const doc = next(current);
+      // Identity providers resend unchanged resources on every sync: such a write keeps the version and
+      // lastModified and publishes nothing, so that subscribers hear of real changes only.
+      return deps.sameAs(current, doc) ? current : deps.save(tx, teamId, id, doc, current);
     });
     return deps.render(stored, baseUrl, teamId);
   }
