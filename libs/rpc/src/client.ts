@@ -12,6 +12,7 @@ import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import { metadataOf, type CallContext } from './context';
 import { clientConstructorOf, streamEnd } from './definition';
 import { maxMetadataBytes, toDomainError } from './errors';
+import { createUnaryChannel } from './unary-channel';
 
 /**
  * One async function per RPC, named by its localName, rejecting with DomainErrors; plus close(). A
@@ -39,13 +40,6 @@ export interface RpcClientOptions {
    */
   streamDeadlineMs?: number;
 }
-
-type UnaryInvoke = (
-  request: Message,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: grpc.requestCallback<Message>,
-) => grpc.ClientUnaryCall;
 
 type ClientStreamingInvoke = (
   metadata: grpc.Metadata,
@@ -79,15 +73,18 @@ export function createRpcClient<S extends DescService>(
   if ('close' in service.method) {
     throw new Error(`${service.typeName} has an rpc named close, which RpcClient reserves.`);
   }
-  const Client = clientConstructorOf(service);
-  const client = new Client(address, grpc.credentials.createInsecure(), channelOptions);
+  const Client = clientConstructorOf(service); // refuses a method kind this library does not carry
   const deadlineMs = options.deadlineMs ?? 5_000;
   const streamDeadlineMs = options.streamDeadlineMs ?? 3_600_000;
   const reconnectWaitMs = options.reconnectWaitMs ?? 250;
-  const channel = client.getChannel();
+  const unary = createUnaryChannel(address, reconnectWaitMs);
+  // grpc-js carries the client-streaming calls (uploads); a service without any opens no channel of it.
+  const streaming = service.methods.some((method) => method.methodKind === 'client_streaming')
+    ? new Client(address, grpc.credentials.createInsecure(), channelOptions)
+    : undefined;
   /** Waits (bounded) for the next dial of a channel in TRANSIENT_FAILURE; any other state needs no wait. */
-  const connected = (deadline: number): Promise<void> =>
-    channel.getConnectivityState(false) !== grpc.connectivityState.TRANSIENT_FAILURE
+  const connected = (client: grpc.Client, deadline: number): Promise<void> =>
+    client.getChannel().getConnectivityState(false) !== grpc.connectivityState.TRANSIENT_FAILURE
       ? Promise.resolve()
       : new Promise((resolve) =>
           client.waitForReady(Math.min(deadline, Date.now() + reconnectWaitMs), () => resolve()),
@@ -95,6 +92,7 @@ export function createRpcClient<S extends DescService>(
   const methods: Record<string, unknown> = {};
   for (const method of service.methods) {
     if (method.methodKind === 'client_streaming') {
+      const client = streaming!;
       const invoke = (client as unknown as Record<string, ClientStreamingInvoke>)[method.localName]!.bind(
         client,
       );
@@ -104,35 +102,26 @@ export function createRpcClient<S extends DescService>(
         requests: AsyncIterable<MessageInitShape<DescMethod['input']>>,
         ctx: CallContext = {},
       ) =>
-        streamCall(method, invoke, requests, ctx, deadlineOf(ctx), connected).catch((error: unknown) =>
-          Promise.reject(toDomainError(error)),
-        );
+        streamCall(method, invoke, requests, ctx, deadlineOf(ctx), (deadline) =>
+          connected(client, deadline),
+        ).catch((error: unknown) => Promise.reject(toDomainError(error)));
       continue;
     }
-    const invoke = (client as unknown as Record<string, UnaryInvoke>)[method.localName]!.bind(client);
-    const call = async (request: MessageInitShape<typeof method.input>, ctx: CallContext) => {
-      const deadline = Math.min(Date.now() + deadlineMs, ctx.deadline?.getTime() ?? Infinity);
-      await connected(deadline);
-      return new Promise<Message>((resolve, reject) => {
-        const metadata = metadataOf(ctx);
-        metadata.setOptions({ waitForReady: false }); // grpc-js's default, stated because fail-fast matters here
-        invoke(
-          create(method.input, request),
-          metadata,
-          { deadline: new Date(deadline) },
-          (error, response) => {
-            // Runs inside grpc-js's event handling, where a throw would end the process: settle, never throw.
-            if (error || !response) reject(toDomainError(error));
-            else resolve(response);
-          },
-        );
-      });
-    };
-    // Whatever fails, here or in grpc-js (a closed client, a request that cannot be encoded), is a DomainError.
+    if (method.methodKind !== 'unary') continue; // clientConstructorOf refused every other kind
+    const unaryMethod = method as DescMethodUnary;
+    // Whatever fails, in the channel or before it (a request that cannot be encoded), is a DomainError.
     methods[method.localName] = (request: MessageInitShape<typeof method.input>, ctx: CallContext = {}) =>
-      call(request, ctx).catch((error: unknown) => Promise.reject(toDomainError(error)));
+      Promise.resolve()
+        .then(() => {
+          const deadline = Math.min(Date.now() + deadlineMs, ctx.deadline?.getTime() ?? Infinity);
+          return unary.call(unaryMethod, create(method.input, request), ctx, deadline);
+        })
+        .catch((error: unknown) => Promise.reject(toDomainError(error)));
   }
-  methods.close = () => client.close();
+  methods.close = () => {
+    unary.close();
+    streaming?.close();
+  };
   return methods as RpcClient<S>;
 }
 

@@ -18,17 +18,29 @@ const metadataKeys = { teamId: 'x-team-id', requestId: 'x-request-id', actor: 'x
  */
 export function metadataOf(ctx: CallContext): Metadata {
   const metadata = new Metadata();
-  for (const [field, key] of Object.entries(metadataKeys)) {
-    const value = ctx[field as keyof typeof metadataKeys];
-    if (value) metadata.set(key, encodeURIComponent(wellFormed(value)));
-  }
-  // The caller's trace travels as `traceparent`; grpc-js's instrumentation, when installed (an exporter
-  // is configured), replaces it by its client span's.
-  injectTrace(metadata, metadataSetter);
+  for (const [key, value] of Object.entries(callHeaders(ctx))) metadata.set(key, value);
   return metadata;
 }
 
-const metadataSetter = { set: (metadata: Metadata, key: string, value: string) => metadata.set(key, value) };
+/**
+ * The call's context as HTTP/2 request headers, as metadataOf sends it. The caller's trace travels as
+ * `traceparent`: the active span's (the unary channel's client span, or grpc-js's instrumentation's when
+ * installed), else the request's context.
+ */
+export function callHeaders(ctx: CallContext): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (ctx.teamId) headers['x-team-id'] = encodeURIComponent(wellFormed(ctx.teamId));
+  if (ctx.requestId) headers['x-request-id'] = encodeURIComponent(wellFormed(ctx.requestId));
+  if (ctx.actor) headers['x-actor'] = encodeURIComponent(wellFormed(ctx.actor));
+  injectTrace(headers, headerSetter);
+  return headers;
+}
+
+const headerSetter = {
+  set: (headers: Record<string, string>, key: string, value: string) => {
+    headers[key] = value;
+  },
+};
 
 /** Reads W3C trace headers from call metadata, for `withIncomingTrace`. */
 export const metadataGetter = {
