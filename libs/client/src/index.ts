@@ -11,6 +11,7 @@ export {
   type ErrorEnvelope,
 } from './errors';
 export { listAll, type ListItem, type ListParams, type ListPath } from './pages';
+export { retryingFetch, type RetryNotice, type RetryOptions } from './retry';
 
 /** The client createGuardClient returns: `GET`, `POST`, `PATCH`, `DELETE` typed by path. */
 export type GuardClient = Client<paths>;
@@ -20,7 +21,7 @@ export interface GuardClientOptions {
   baseUrl: string;
   /** `cg_live_...`, sent as `Authorization: Bearer`. */
   apiKey?: string;
-  /** Replaces the global fetch (tests, proxies). */
+  /** Replaces the global fetch (tests, proxies, `retryingFetch` to wait out 429 and 503). */
   fetch?: typeof fetch;
   /** Sent with every request (e.g. `user-agent`); a call's own headers win. */
   headers?: Record<string, string>;

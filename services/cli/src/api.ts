@@ -11,6 +11,7 @@ import {
 } from '@costgov/client';
 import { DomainError, UnavailableError, type ErrorCode } from '@costgov/errors';
 import { version } from '../package.json';
+import { retryingApiFetch, type RetrySettings } from './retries';
 
 /** Where the REST API is and the key that opens it: `--url`/`--api-key`, else COSTGOV_URL/COSTGOV_API_KEY. */
 export interface ApiOptions {
@@ -67,9 +68,10 @@ export function errorOf(status: number, body: unknown): DomainError {
 /**
  * A typed client of the Guard REST API (`@costgov/client`, generated from the OpenAPI document) for
  * the options' URL and key. A gateway that cannot be reached is an UnavailableError saying how to
- * start it; answers are read with `answer`, lists with `everyItem`.
+ * start it; answers are read with `answer`, lists with `everyItem`. With `retry`, requests safe to
+ * repeat wait out 429 and 503 (Retry-After) within its budget.
  */
-export function guardClient(options: ApiOptions): GuardClient {
+export function guardClient(options: ApiOptions, retry?: RetrySettings): GuardClient {
   if (!options.apiKey)
     throw new DomainError('unauthorized', 'an API key is needed: pass --api-key or set COSTGOV_API_KEY');
   const base = options.url.replace(/\/+$/, '');
@@ -87,7 +89,8 @@ export function guardClient(options: ApiOptions): GuardClient {
   return createGuardClient({
     baseUrl: base,
     apiKey: options.apiKey,
-    fetch: reaching,
+    // Outside `reaching`, so that an unreachable gateway is reported at once rather than retried.
+    fetch: retry ? retryingApiFetch(reaching, retry) : reaching,
     headers: { 'user-agent': `costgov-cli/${version}` },
   });
 }

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { durationHint, parseDuration } from './duration';
+import { durationHint, parseDuration, retryDurationHint } from './duration';
 
 /**
  * Parsers commander runs on option and argument values. A refusal is an InvalidArgumentError, which
@@ -20,6 +20,13 @@ export function wholeNumber(max: number): (text: string) => number {
 export function duration(text: string): number {
   const ms = parseDuration(text);
   if (ms === undefined) throw new InvalidArgumentError(durationHint);
+  return ms;
+}
+
+/** How long retries may wait in all: 0, or seconds, minutes or hours, in milliseconds. */
+export function retryDuration(text: string): number {
+  const ms = parseDuration(text, { units: ['s', 'm', 'h'], zero: true });
+  if (ms === undefined || ms > 86_400_000) throw new InvalidArgumentError(retryDurationHint);
   return ms;
 }
 

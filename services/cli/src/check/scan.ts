@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { components } from '@costgov/client';
 import { answer, type GuardClient } from '../api';
@@ -24,10 +25,23 @@ const stateOf = (scan: Scan) =>
  * Starts a scan of the project (`POST /v1/guard/scans`: the key needs `scans:write`, the team a credit
  * per connection) and reads it until it completes, so the check sees today's findings. A scan that
  * fails, ends in any status but `completed`, or does not finish within the timeout, is thrown: the
- * gate could not check.
+ * gate could not check. The POST carries an Idempotency-Key, so that a retry after a 429 or 503 starts
+ * (and charges) one scan, not two.
  */
-export async function scanAndWait(client: GuardClient, projectId: string, wait: ScanWait): Promise<Scan> {
-  let scan = (await answer(client.POST('/v1/guard/scans', { body: { project_id: projectId } }))).data;
+export async function scanAndWait(
+  client: GuardClient,
+  projectId: string,
+  wait: ScanWait,
+  idempotencyKey: string = randomUUID(),
+): Promise<Scan> {
+  let scan = (
+    await answer(
+      client.POST('/v1/guard/scans', {
+        params: { header: { 'Idempotency-Key': idempotencyKey } },
+        body: { project_id: projectId },
+      }),
+    )
+  ).data;
   wait.progress(`scan ${scan.id}: ${stateOf(scan)}`);
   const deadline = Date.now() + wait.timeoutMs;
   while (scan.status === 'pending' || scan.status === 'running') {

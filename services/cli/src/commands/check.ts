@@ -3,6 +3,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DomainError } from '@costgov/errors';
 import { version } from '../../package.json';
 import { answer, guardClient, withApiOptions, type ApiOptions } from '../api';
+import { retryDuration } from '../arguments';
+import { formatDuration } from '../duration';
 import { checkProject, type CheckPolicy } from '../check/gate';
 import { junitXml } from '../check/junit';
 import { reportJson, reportText } from '../check/report';
@@ -11,6 +13,7 @@ import { scanAndWait } from '../check/scan';
 import { severities, type Severity } from '../check/severity';
 import type { Io } from '../output';
 import type { Act } from '../program';
+import { defaultRetryBudgetMs } from '../retries';
 
 /** What a pipeline branches on: the gate passed, the policy failed, or the project could not be checked. */
 export const checkExitCodes = { pass: 0, failed: 1, couldNotCheck: 2 } as const;
@@ -25,6 +28,8 @@ interface CheckOptions extends ApiOptions {
   sarifPath: string;
   scan?: boolean;
   scanTimeout: number;
+  /** Milliseconds all waits on 429 and 503 may add up to. */
+  retryFor: number;
 }
 
 /** How often --scan reads the scan while it runs. */
@@ -49,8 +54,9 @@ function percentage(text: string): number {
 /**
  * `costgov check --project ID`: the CI gate. Exit 0 when nothing open reaches the policy, 1 when
  * something does (the table lists it), 2 when the check could not be made: bad arguments (commander's
- * usage errors), no key, an unreachable gateway, a refused key, an unknown project, a server error, or
- * a report file that cannot be written. A gate must never pass because it could not look.
+ * usage errors), no key, an unreachable gateway, a refused key, an unknown project, a server error, a
+ * 429 or 503 that outlasts `--retry-for`, or a report file that cannot be written. A gate must never
+ * pass because it could not look.
  */
 export function registerCheck(program: Command, act: Act, io: Io): void {
   withApiOptions(program.command('check'), io.env)
@@ -82,6 +88,14 @@ export function registerCheck(program: Command, act: Act, io: Io): void {
         .argParser(seconds)
         .default(600),
     )
+    .addOption(
+      new Option(
+        '--retry-for <duration>',
+        'how long, in all, to wait out a rate limit (429) or an unavailable backend (503) and retry, like 30s, 2m; 0 for no retries',
+      )
+        .argParser(retryDuration)
+        .default(defaultRetryBudgetMs, formatDuration(defaultRetryBudgetMs)),
+    )
     .option('--junit <file>', 'write a JUnit XML report (one test case per policy rule and per item)')
     .option('--sarif <file>', 'write a SARIF 2.1.0 log for GitHub code scanning')
     .addOption(
@@ -98,8 +112,16 @@ export function registerCheck(program: Command, act: Act, io: Io): void {
           maxSpendPercentage: options.maxSpendPercentage,
           ignoreAcknowledged: options.ignoreAcknowledged ?? false,
         };
+        // The answer retries gave up on is the one the check then fails with: it leads the error line.
+        let gaveUp: string | undefined;
         try {
-          const client = guardClient(options);
+          const client = guardClient(options, {
+            budgetMs: options.retryFor,
+            say: (line) => io.stderr.write(`${line}\n`),
+            gaveUp: (reason) => {
+              gaveUp = reason;
+            },
+          });
           if (options.scan)
             await scanAndWait(client, options.project, {
               timeoutMs: options.scanTimeout * 1000,
@@ -122,7 +144,8 @@ export function registerCheck(program: Command, act: Act, io: Io): void {
           else io.stdout.write(reportText(outcome));
           exitWith(outcome.passed ? checkExitCodes.pass : checkExitCodes.failed);
         } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
+          const text = error instanceof Error ? error.message : String(error);
+          const message = gaveUp ? `${gaveUp}: ${text}` : text;
           const details =
             error instanceof DomainError
               ? error.details.map(({ field, message: text }) => `  ${field}: ${text}\n`).join('')
