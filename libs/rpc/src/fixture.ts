@@ -1,5 +1,5 @@
 // Test-only: a real server with a budgets.ProjectsService whose handlers each test replaces.
-import { createServer } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { budgets } from '@costgov/contracts';
 import { createRpcServer, type RpcServer, type ServiceImpl } from './server';
 
@@ -58,4 +58,32 @@ export function freePort(): Promise<number> {
       );
     });
   });
+}
+
+/** A TCP relay to `target` that counts the connections made through it. */
+export async function countingRelay(
+  target: number,
+): Promise<{ port: number; connections: () => number; close(): void }> {
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const relay: Server = createServer((inbound) => {
+    connections += 1;
+    const outbound = connect(target, '127.0.0.1');
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => sockets.delete(socket));
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const address = relay.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    connections: () => connections,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      relay.close();
+    },
+  };
 }

@@ -1,35 +1,6 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHealthChecker, type HealthChecker } from './health';
-import { freePort, startProjectsServer, type ProjectsServer } from './fixture';
-
-/** A TCP relay to `target` that counts the connections made through it. */
-async function countingRelay(
-  target: number,
-): Promise<{ port: number; connections: () => number; close(): void }> {
-  let connections = 0;
-  const sockets = new Set<Socket>();
-  const relay: Server = createServer((inbound) => {
-    connections += 1;
-    const outbound = connect(target, '127.0.0.1');
-    for (const socket of [inbound, outbound]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => sockets.delete(socket));
-    }
-    inbound.pipe(outbound).pipe(inbound);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const address = relay.address();
-  return {
-    port: typeof address === 'object' && address ? address.port : 0,
-    connections: () => connections,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      relay.close();
-    },
-  };
-}
+import { countingRelay, freePort, startProjectsServer, type ProjectsServer } from './fixture';
 
 describe('a health checker kept open', () => {
   const cleanup: (() => unknown)[] = [];

@@ -68,14 +68,30 @@ export function createUnaryChannel(address: string, reconnectWaitMs: number): Un
     if (session === s) session = undefined;
   }
 
+  /** One dial at a time, shared by every call waiting for it. */
   function dial(): Promise<http2.ClientHttp2Session> {
-    dialing ??= new Promise<http2.ClientHttp2Session>((resolve, reject) => {
-      const s = http2.connect(`http://${address}`, {
-        settings: { enablePush: false, maxHeaderListSize: maxMetadataBytes },
-        maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
-        // Node's own limit degrades badly when reached; grpc-js lifts it as well.
-        maxSessionMemory: Number.MAX_SAFE_INTEGER,
-      });
+    dialing ??= connect().finally(() => {
+      dialing = undefined;
+    });
+    return dialing;
+  }
+
+  function connect(): Promise<http2.ClientHttp2Session> {
+    return new Promise<http2.ClientHttp2Session>((resolve, reject) => {
+      let s: http2.ClientHttp2Session;
+      try {
+        s = http2.connect(`http://${address}`, {
+          settings: { enablePush: false, maxHeaderListSize: maxMetadataBytes },
+          maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
+          // Node's own limit degrades badly when reached; grpc-js lifts it as well.
+          maxSessionMemory: Number.MAX_SAFE_INTEGER,
+        });
+      } catch (error) {
+        failedAt = Date.now();
+        failure = `cannot reach ${address}: ${(error as Error).message}`;
+        reject(new CallError(grpc.status.UNAVAILABLE, failure));
+        return;
+      }
       const timer = setTimeout(
         () => s.destroy(new Error(`no answer within ${dialTimeoutMs} ms`)),
         dialTimeoutMs,
@@ -85,15 +101,14 @@ export function createUnaryChannel(address: string, reconnectWaitMs: number): Un
         if (done) return;
         done = true;
         clearTimeout(timer);
-        dialing = undefined;
         failedAt = Date.now();
         failure = `cannot reach ${address}: ${error.message}`;
         s.destroy();
         reject(new CallError(grpc.status.UNAVAILABLE, failure));
       };
       const closedEarly = () => failed(new Error('the connection closed'));
-      s.once('error', failed);
-      s.once('close', closedEarly);
+      s.on('error', failed); // not once: a second error with no listener would end the process
+      s.on('close', closedEarly);
       // Ready once the server's settings arrived, as grpc-js waits for them.
       s.once('remoteSettings', () => {
         if (done) return;
@@ -101,7 +116,6 @@ export function createUnaryChannel(address: string, reconnectWaitMs: number): Un
         clearTimeout(timer);
         s.off('error', failed);
         s.off('close', closedEarly);
-        dialing = undefined;
         if (closed) {
           s.close();
           reject(new CallError(grpc.status.UNAVAILABLE, 'the client was closed'));
@@ -123,7 +137,6 @@ export function createUnaryChannel(address: string, reconnectWaitMs: number): Un
         resolve(s);
       });
     });
-    return dialing;
   }
 
   /** The session to send on: the current one, or a dial bounded by the deadline. */
@@ -260,7 +273,7 @@ function exchange(
     stream.on('close', () => {
       if (settled) return;
       if (status) settle(outcomeOf(method, status, chunks));
-      else settle(closedWithoutStatus(stream, httpStatus, streamError));
+      else settle(closedWithoutStatus(stream, session, httpStatus, streamError));
     });
     stream.end(frame(body));
   });
@@ -310,6 +323,7 @@ function messageOf(value: string | string[] | undefined): string {
 /** A stream that ended without a gRPC status, mapped as grpc-js maps it. */
 function closedWithoutStatus(
   stream: http2.ClientHttp2Stream,
+  session: http2.ClientHttp2Session,
   httpStatus: number,
   streamError: Error | undefined,
 ): CallError {
@@ -319,7 +333,7 @@ function closedWithoutStatus(
   if (stream.rstCode === NGHTTP2_ENHANCE_YOUR_CALM)
     return new CallError(grpc.status.RESOURCE_EXHAUSTED, 'Bandwidth exhausted or memory limit exceeded');
   // A connection that dropped (a backend killed, a reset) ends its streams with CANCEL or an error.
-  if (streamError || stream.rstCode === NGHTTP2_CANCEL || stream.session?.destroyed !== false)
+  if (streamError || stream.rstCode === NGHTTP2_CANCEL || session.destroyed)
     return new CallError(
       grpc.status.UNAVAILABLE,
       `Connection dropped${streamError ? `: ${streamError.message}` : ''}`,
