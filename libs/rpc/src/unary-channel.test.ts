@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
@@ -198,7 +197,7 @@ describe('a client left open', () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', '--input-type=module', '-e', script, backend.address],
-      { cwd: fileURLToPath(new URL('.', import.meta.url)), timeout: 20_000 },
+      { cwd: __dirname, timeout: 20_000 },
     );
     expect(stdout.trim()).toBe('prj_1'); // it answered, then the process ended on its own
   });
