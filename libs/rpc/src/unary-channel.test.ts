@@ -52,6 +52,15 @@ describe('unary calls', () => {
     expect(relay.connections()).toBe(1);
   });
 
+  it("take grpc-js's form of an address too (dns:///host:port)", async () => {
+    const backend = await startProjectsServer();
+    cleanup.push(() => backend.server.shutdown(0));
+    backend.handlers.getProject = async (request) => ({ id: request.id });
+    const client = createRpcClient(ProjectsService, `dns:///${backend.address}`);
+    cleanup.push(() => client.close());
+    await expect(client.getProject({ id: 'prj_1' })).resolves.toMatchObject({ id: 'prj_1' });
+  });
+
   it('fail with UnavailableError when the backend dies mid-call, and work again once it is back', async () => {
     const port = await freePort();
     let backend = await startProjectsServer(port);

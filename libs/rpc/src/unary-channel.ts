@@ -80,7 +80,7 @@ export function createUnaryChannel(address: string, reconnectWaitMs: number): Un
     return new Promise<http2.ClientHttp2Session>((resolve, reject) => {
       let s: http2.ClientHttp2Session;
       try {
-        s = http2.connect(`http://${address}`, {
+        s = http2.connect(`http://${authorityOf(address)}`, {
           settings: { enablePush: false, maxHeaderListSize: maxMetadataBytes },
           maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
           // Node's own limit degrades badly when reached; grpc-js lifts it as well.
@@ -360,6 +360,9 @@ function httpStatusError(httpStatus: number): CallError {
               : grpc.status.UNKNOWN;
   return new CallError(code, `Received HTTP status code ${httpStatus}`);
 }
+
+/** 'host:port' of a target, also when written as grpc-js takes it ('dns:///host:port'). */
+const authorityOf = (address: string) => address.replace(/^dns:(\/\/[^/]*\/)?/, '');
 
 function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
