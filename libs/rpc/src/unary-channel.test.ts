@@ -10,9 +10,11 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { create } from '@bufbuild/protobuf';
 import { budgets } from '@costgov/contracts';
 import { DomainError, UnavailableError } from '@costgov/errors';
 import { createRpcClient } from './client';
+import { createUnaryChannel } from './unary-channel';
 import { countingRelay, freePort, startProjectsServer } from './fixture';
 
 const { ProjectsService } = budgets;
@@ -50,6 +52,27 @@ describe('unary calls', () => {
     expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 50 }, (_, i) => `prj_${i}`));
     await client.getProject({ id: 'prj_again' });
     expect(relay.connections()).toBe(1);
+  });
+
+  it('move to a fresh connection before the stream ids of one run out', async () => {
+    const backend = await startProjectsServer();
+    cleanup.push(() => backend.server.shutdown(0));
+    backend.handlers.getProject = async (request) => ({ id: request.id });
+    const relay = await countingRelay(Number(backend.address.split(':')[1]));
+    cleanup.push(() => relay.close());
+    const channel = createUnaryChannel(`127.0.0.1:${relay.port}`, 250, 3);
+    cleanup.push(() => channel.close());
+    const getProject = ProjectsService.method.getProject;
+    for (let i = 0; i < 7; i++) {
+      const answer = await channel.call(
+        getProject,
+        create(getProject.input, { id: `prj_${i}` }),
+        {},
+        Date.now() + 2_000,
+      );
+      expect(answer).toMatchObject({ id: `prj_${i}` });
+    }
+    expect(relay.connections()).toBe(3); // 3 + 3 + 1 calls
   });
 
   it("take grpc-js's form of an address too (dns:///host:port)", async () => {
@@ -199,8 +222,10 @@ describe('a client left open', () => {
     cleanup.push(() => backend.server.shutdown(0));
     backend.handlers.getProject = async (request) => ({ id: request.id });
     const script = `
-      import { budgets } from '@costgov/contracts';
+      import { create } from '@bufbuild/protobuf';
+import { budgets } from '@costgov/contracts';
       import { createRpcClient } from './client';
+import { createUnaryChannel } from './unary-channel';
       const client = createRpcClient(budgets.ProjectsService, process.argv[1]);
       client.getProject({ id: 'prj_1' }).then((p) => console.log(p.id));`;
     const { stdout } = await promisify(execFile)(
