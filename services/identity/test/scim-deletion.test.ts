@@ -1,27 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity, scim } from '@costgov/contracts';
+import type { scim } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
-import { identityModule } from '../src/module';
+import type { RpcClient } from '@costgov/rpc';
+import { body, json, startScim, type ScimUnderTest } from './scim-fixture';
 
 /** SCIM DELETE of a user, seen from identity: what is kept, what SCIM sees, which events go out. */
 
-const logger = createLogger('test', 'silent');
 const userSchema = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const groupSchema = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const baseUrl = 'https://api.example.com/scim/v2';
 
-let service: RunningService;
+let scimService: ScimUnderTest | undefined;
 let db: Db;
 let client: RpcClient<typeof scim.ScimService>;
 let teamId = '';
-const bus = testBus(logger);
 
-const json = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf8'));
-const body = (value: unknown) => Buffer.from(JSON.stringify(value));
 const ctx = () => ({ teamId });
 
 async function createUser(userName: string): Promise<string> {
@@ -33,25 +26,12 @@ async function createUser(userName: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  db = await freshDb('identity');
-  service = await startService(identityModule({}), {
-    logger,
-    bus: await bus,
-    env: {},
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  const admin = createRpcClient(identity.IdentityService, `127.0.0.1:${service.port}`);
-  teamId = (await admin.createTeam({ name: 'deletions', plan: 'enterprise' })).id;
-  admin.close();
-  client = createRpcClient(scim.ScimService, `127.0.0.1:${service.port}`);
+  scimService = await startScim('deletions');
+  ({ db, client, teamId } = scimService);
 }, 180_000);
 
 afterAll(async () => {
-  client?.close();
-  await service?.stop();
-  await (await bus).close();
+  await scimService?.stop();
 });
 
 describe('DELETE /Users/:id', () => {

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity, scim } from '@costgov/contracts';
+import type { scim } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
-import { identityModule } from '../src/module';
+import type { RpcClient } from '@costgov/rpc';
+import { body, json, startScim, type ScimUnderTest } from './scim-fixture';
 
 /**
  * SCIM PUT and PATCH that change nothing, as identity providers send them on every sync cycle (Okta pushes
@@ -13,24 +10,20 @@ import { identityModule } from '../src/module';
  * the resource comes back as it is, with the same version and lastModified, and no event is published.
  */
 
-const logger = createLogger('test', 'silent');
 const userSchema = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const groupSchema = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const enterpriseSchema = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const patchSchema = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const baseUrl = 'https://api.example.com/scim/v2';
 
-let service: RunningService;
+let scimService: ScimUnderTest | undefined;
 let db: Db;
 let client: RpcClient<typeof scim.ScimService>;
 let teamId = '';
-const bus = testBus(logger);
 // Moved on before every write: a write that saved would show a lastModified of its own.
 let clock = Date.parse('2030-01-01T00:00:00.000Z');
 const tick = () => (clock += 60_000);
 
-const json = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf8'));
-const body = (value: unknown) => Buffer.from(JSON.stringify(value));
 const patch = (...Operations: unknown[]) => ({ schemas: [patchSchema], Operations });
 const ctx = () => ({ teamId });
 let serial = 0;
@@ -142,26 +135,12 @@ async function eventsAbout(id: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  db = await freshDb('identity');
-  service = await startService(identityModule({ onBootstrap: () => undefined }), {
-    logger,
-    bus: await bus,
-    env: {},
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-    now: () => new Date(clock),
-  });
-  const admin = createRpcClient(identity.IdentityService, `127.0.0.1:${service.port}`);
-  teamId = (await admin.createTeam({ name: 'unchanged-writes', plan: 'enterprise' })).id;
-  admin.close();
-  client = createRpcClient(scim.ScimService, `127.0.0.1:${service.port}`);
+  scimService = await startScim('unchanged-writes', () => new Date(clock));
+  ({ db, client, teamId } = scimService);
 }, 180_000);
 
 afterAll(async () => {
-  client?.close();
-  await service?.stop();
-  await (await bus).close();
+  await scimService?.stop();
 });
 
 interface Row {
