@@ -61,7 +61,8 @@ export const channelOptions: grpc.ChannelOptions = {
 };
 
 /**
- * A client of `service` at 'host:port' over one channel. Calls do not wait for a backend that is down
+ * A client of `service` at 'host:port': unary calls over one HTTP/2 session (unary-channel.ts), uploads
+ * over a grpc-js channel. Calls do not wait for a backend that is down
  * beyond one short redial (reconnectWaitMs), so they fail with UnavailableError long before the deadline,
  * and the first calls after it is back succeed.
  */
