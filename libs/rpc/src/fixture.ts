@@ -60,10 +60,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A TCP relay to `target` that counts the connections made through it. */
+/**
+ * A TCP relay to `target` that counts the connections made through it. freeze() stops forwarding on the
+ * connections open so far without closing them, as a peer lost without a reset looks; new ones work.
+ */
 export async function countingRelay(
   target: number,
-): Promise<{ port: number; connections: () => number; close(): void }> {
+): Promise<{ port: number; connections: () => number; freeze(): void; close(): void }> {
   let connections = 0;
   const sockets = new Set<Socket>();
   const relay: Server = createServer((inbound) => {
@@ -81,6 +84,12 @@ export async function countingRelay(
   return {
     port: typeof address === 'object' && address ? address.port : 0,
     connections: () => connections,
+    freeze: () => {
+      for (const socket of sockets) {
+        socket.unpipe();
+        socket.pause();
+      }
+    },
     close: () => {
       for (const socket of sockets) socket.destroy();
       relay.close();

@@ -11,6 +11,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
 import { budgets } from '@costgov/contracts';
 import { DomainError, UnavailableError } from '@costgov/errors';
 import { createRpcClient } from './client';
@@ -60,7 +61,7 @@ describe('unary calls', () => {
     backend.handlers.getProject = async (request) => ({ id: request.id });
     const relay = await countingRelay(Number(backend.address.split(':')[1]));
     cleanup.push(() => relay.close());
-    const channel = createUnaryChannel(`127.0.0.1:${relay.port}`, 250, 3);
+    const channel = createUnaryChannel(`127.0.0.1:${relay.port}`, 250, { streamsPerSession: 3 });
     cleanup.push(() => channel.close());
     const getProject = ProjectsService.method.getProject;
     for (let i = 0; i < 7; i++) {
@@ -73,6 +74,26 @@ describe('unary calls', () => {
       expect(answer).toMatchObject({ id: `prj_${i}` });
     }
     expect(relay.connections()).toBe(3); // 3 + 3 + 1 calls
+  });
+
+  it('drop a connection whose peer stopped answering, after a call ran out of time on it', async () => {
+    const backend = await startProjectsServer();
+    cleanup.push(() => backend.server.shutdown(0));
+    backend.handlers.getProject = async (request) => ({ id: request.id });
+    const relay = await countingRelay(Number(backend.address.split(':')[1]));
+    cleanup.push(() => relay.close());
+    const channel = createUnaryChannel(`127.0.0.1:${relay.port}`, 250, { pingTimeoutMs: 300 });
+    cleanup.push(() => channel.close());
+    const getProject = ProjectsService.method.getProject;
+    const call = (id: string, ms: number) =>
+      channel.call(getProject, create(getProject.input, { id }), {}, Date.now() + ms);
+
+    await expect(call('prj_1', 2_000)).resolves.toMatchObject({ id: 'prj_1' });
+    relay.freeze(); // the peer is gone without a reset: nothing comes back, nothing closes
+    await expect(call('prj_2', 300)).rejects.toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the PING it sent went unanswered
+    await expect(call('prj_3', 2_000)).resolves.toMatchObject({ id: 'prj_3' });
+    expect(relay.connections()).toBe(2);
   });
 
   it("take grpc-js's form of an address too (dns:///host:port)", async () => {
@@ -223,6 +244,7 @@ describe('a client left open', () => {
     backend.handlers.getProject = async (request) => ({ id: request.id });
     const script = `
       import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
 import { budgets } from '@costgov/contracts';
       import { createRpcClient } from './client';
 import { createUnaryChannel } from './unary-channel';

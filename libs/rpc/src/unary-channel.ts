@@ -35,6 +35,12 @@ const maxReceiveBytes = 4 * 1024 * 1024;
  * below 2^31, and a session whose ids ran out refuses every request (about 4 days at 3,000 calls/s).
  */
 const defaultStreamsPerSession = 2 ** 30 - 2 ** 20;
+/**
+ * After a call ran out of time, the session's peer must answer a PING within this long or the session is
+ * dropped: a peer gone without a reset (its host lost, a partition) would otherwise hold every call
+ * until its deadline for as long as TCP takes to give up, many minutes.
+ */
+const defaultPingTimeoutMs = 2_000;
 /** The longest `grpc-timeout` in milliseconds: the header allows at most 8 digits. */
 const maxTimeoutMs = 99_999_999;
 
@@ -60,7 +66,7 @@ const tracer = trace.getTracer('@costgov/rpc');
 export function createUnaryChannel(
   address: string,
   reconnectWaitMs: number,
-  streamsPerSession = defaultStreamsPerSession,
+  { streamsPerSession = defaultStreamsPerSession, pingTimeoutMs = defaultPingTimeoutMs } = {},
 ): UnaryChannel {
   let session: http2.ClientHttp2Session | undefined;
   let dialing: Promise<http2.ClientHttp2Session> | undefined;
@@ -150,6 +156,30 @@ export function createUnaryChannel(
     });
   }
 
+  const probing = new WeakSet<http2.ClientHttp2Session>();
+  /** Drops `s` unless its peer answers a PING in time; one probe per session at a time. */
+  function probe(s: http2.ClientHttp2Session): void {
+    if (!usable(s) || probing.has(s)) return;
+    probing.add(s);
+    const drop = (why: string) => {
+      forget(s);
+      failure = `connection to ${address} dropped: ${why}`;
+      s.destroy();
+    };
+    const timer = setTimeout(() => drop(`no answer to a PING within ${pingTimeoutMs} ms`), pingTimeoutMs);
+    timer.unref();
+    const answered = (error: Error | null) => {
+      clearTimeout(timer);
+      probing.delete(s);
+      if (error && usable(s)) drop(error.message);
+    };
+    try {
+      if (!s.ping(answered)) answered(null); // too many PINGs unanswered already: leave it to the others
+    } catch (error) {
+      answered(error as Error); // the session closed meanwhile
+    }
+  }
+
   /** The session to send on: the current one, or a dial bounded by the deadline. */
   async function ready(deadline: number): Promise<http2.ClientHttp2Session> {
     if (usable(session) && streams >= streamsPerSession) {
@@ -181,7 +211,10 @@ export function createUnaryChannel(
       const send = async () => {
         const s = await ready(deadline);
         streams++;
-        return exchange(s, method, body, ctx, deadline, span);
+        return exchange(s, method, body, ctx, deadline, span).catch((error: unknown) => {
+          if (error instanceof CallError && error.code === grpc.status.DEADLINE_EXCEEDED) probe(s);
+          throw error;
+        });
       };
       const response = await send().catch((error: unknown) => {
         if (error instanceof Refused && Date.now() < deadline) return send();
