@@ -11,6 +11,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { duplicateWindowMs, outageMaxDeliver, type ResolvedConsumeOptions } from './bus';
+import { serviceOf } from './cloudevent';
 
 /** One stream per producing service: `COSTGOV_BUDGETS` holds `costgov.budgets.>`. */
 export const streamName = (namespace: string, service: string): string =>
@@ -18,13 +19,21 @@ export const streamName = (namespace: string, service: string): string =>
 
 export const consumerName = (namespace: string, durable: string): string => `${namespace}_${durable}`;
 
-/**
- * Every subject of one service. Consumers filter on this and match finer type patterns in code: NATS
- * 2.9 has no `filter_subjects`, and one consumer per pattern would split one durable's ordering and
- * redelivery state over several server objects. The cost is that a durable is also sent (and acks
- * at once) the service's other events.
- */
+/** Every subject of one service. */
 export const serviceSubjects = (namespace: string, service: string): string => `${namespace}.${service}.>`;
+
+/**
+ * What a durable's consumer on the stream of `service` filters on. One type pattern of that service is
+ * its subject (patterns are NATS subjects), so the broker sends, and counts as pending, only those
+ * events: the scan workers' queue depth, which KEDA scales on, is then scan requests alone. Several
+ * need the service's every subject, matched finer in code: NATS 2.9 has no `filter_subjects`, and one
+ * consumer per pattern would split one durable's ordering and redelivery state over several server
+ * objects. NATS 2.9 updates the filter of an existing consumer in place.
+ */
+export function filterOf(namespace: string, service: string, types: string[]): string {
+  const own = types.filter((type) => serviceOf(type) === service);
+  return own.length === 1 ? `${namespace}.${own[0]}` : serviceSubjects(namespace, service);
+}
 
 /** Creates the stream, or brings an existing one to this configuration; safe to race. */
 export async function ensureStream(

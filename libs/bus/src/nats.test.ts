@@ -89,7 +89,8 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
       durable_name: name,
       ack_policy: 'explicit',
       deliver_policy: 'all',
-      filter_subject: `${namespace}.budgets.>`,
+      // Its one type, so the broker counts only those as pending.
+      filter_subject: `${namespace}.budgets.project.deleted`,
       // The broker's bound rides out outages; maxDeliver is applied by the consumer (delivery.ts).
       max_deliver: outageMaxDeliver,
       ack_wait: nanos(10_000),
@@ -108,6 +109,47 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
       ack_wait: nanos(30_000),
     });
     await second.stop();
+  });
+
+  it("filters a durable on the service's every subject when it takes several of its types, and narrows it again", async () => {
+    const handler = async () => {};
+    const stream = streamName(namespace, 'budgets');
+    const name = consumerName(namespace, 'budget-events');
+    const filter = async () => (await jsm.consumers.info(stream, name)).config.filter_subject;
+    const several = await bus.consume({
+      durable: 'budget-events',
+      types: ['budgets.budget.breached', 'budgets.project.*', 'scanner.scan.completed'],
+      handler,
+    });
+    expect(await filter()).toBe(`${namespace}.budgets.>`);
+    await several.stop();
+    const one = await bus.consume({ durable: 'budget-events', types: ['budgets.budget.*'], handler });
+    expect(await filter()).toBe(`${namespace}.budgets.budget.*`); // an existing consumer, updated in place
+    await one.stop();
+  });
+
+  it('delivers only the types of a narrowed durable and leaves the rest out of its pending count', async () => {
+    const seen: string[] = [];
+    const consumer = await bus.consume({
+      durable: 'scan-requests',
+      types: ['scanner.scan.requested'],
+      handler: async (event) => {
+        seen.push(event.type);
+      },
+    });
+    await bus.publish(testEvent({ type: 'scanner.scan.completed', source: 'scanner' }));
+    await bus.publish(testEvent({ type: 'scanner.scan.requested', source: 'scanner' }));
+    await eventually(() => expect(seen).toEqual(['scanner.scan.requested']));
+    // Once the ack is in: nothing pending, and the completed event was never sent to it.
+    await eventually(async () => {
+      const info = await jsm.consumers.info(
+        streamName(namespace, 'scanner'),
+        consumerName(namespace, 'scan-requests'),
+      );
+      expect(info.num_pending + info.num_ack_pending).toBe(0);
+      expect(info.delivered.consumer_seq).toBe(1);
+    });
+    await consumer.stop();
   });
 
   it('keeps a message from redelivery while its handler reports working(), past the ack wait', async () => {

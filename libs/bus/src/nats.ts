@@ -19,7 +19,7 @@ import {
 } from './cloudevent';
 import { deliver } from './delivery';
 import { createGate } from './gate';
-import { consumerName, ensureConsumer, ensureStream, serviceSubjects } from './jetstream-setup';
+import { consumerName, ensureConsumer, ensureStream, filterOf } from './jetstream-setup';
 import { connectNats } from './nats-connect';
 import { withPublishSpan } from './tracing';
 
@@ -75,7 +75,7 @@ export async function createNatsBus({
     const durable = consumerName(namespace, options.durable);
     const setUp = async (): Promise<string> => {
       const stream = await ensureServiceStream(service);
-      await ensureConsumer(jsm, stream, durable, serviceSubjects(namespace, service), options);
+      await ensureConsumer(jsm, stream, durable, filterOf(namespace, service, options.types), options);
       return stream;
     };
     const stream = await setUp();
