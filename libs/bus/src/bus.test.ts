@@ -415,6 +415,10 @@ describe.each(busImplementations)('$name bus', (implementation) => {
       let running = 0;
       let peak = 0;
       let done = 0;
+      // Handlers wait for the gate rather than a fixed 20 ms, which a slow publish on a loaded machine could
+      // outlast, so that three are really running at once however slowly the messages come.
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
       consumers.push(
         await bus.consume({
           durable: 'parallel',
@@ -422,13 +426,20 @@ describe.each(busImplementations)('$name bus', (implementation) => {
           concurrency: 3,
           handler: async () => {
             peak = Math.max(peak, ++running);
-            await new Promise((resolve) => setTimeout(resolve, 20));
+            await gate;
             running--;
             done++;
           },
         }),
       );
-      for (let i = 0; i < 9; i++) await bus.publish(testEvent());
+      try {
+        for (let i = 0; i < 9; i++) await bus.publish(testEvent());
+        await eventually(() => expect(running).toBe(3));
+        await new Promise((resolve) => setTimeout(resolve, 50)); // a fourth would have started by now
+        expect(peak).toBe(3);
+      } finally {
+        open(); // on a failure too, or stopping the consumer would wait for handlers that never end
+      }
       await eventually(() => expect(done).toBe(9));
       expect(peak).toBe(3);
     });

@@ -152,11 +152,15 @@ describe('fallback limiter', () => {
       server.freeze();
       try {
         const first = await request(key);
+        const callsBefore = primaryCalls;
         const rest = [];
         for (let i = 0; i < 20; i++) rest.push(await request(key));
+        expect(primaryCalls, 'none of the next requests waited on the frozen Redis').toBe(callsBefore);
         expect(first.value.allowed).toBe(true);
         expect(first.ms).toBeGreaterThanOrEqual(timeoutMs - 5);
-        expect(first.ms).toBeLessThan(timeoutMs + 100);
+        // At the timeout, not at a later line such as the 1 s between tries of Redis; the slack is for a
+        // timer firing late on a loaded machine.
+        expect(first.ms).toBeLessThan(timeoutMs + 450);
         expectPrompt(rest.map((a) => a.ms));
         expect(logged(fallingBack)).toEqual(['warn', 'warn']);
         expect(await metricValue('ratelimit_fallback_active')).toBe(1);

@@ -193,25 +193,29 @@ export function describeLimiterContract(harness: LimiterHarness): void {
   });
 
   describe('a renewed lease (a request outliving one TTL) keeps its slot', () => {
-    const leaseTtlMs = 300;
+    // Renewed every half TTL: a whole second leaves a loaded machine room for a late timer between renewals.
+    const leaseTtlMs = 1_000;
 
     it('holds the slot past the first expiry while renewed, and frees it one TTL after the last renewal', () =>
       withLimiter(leaseTtlMs, async (limiter) => {
         const policy = { ...standard, concurrency: 1 };
         const key = uniqueName('renew');
         const { lease } = await limiter.acquire(key, policy);
+        let renewedFrom = 0;
         for (let i = 0; i < 3; i++) {
           await harness.wait(leaseTtlMs / 2);
+          // Read before the renewal, so that it bounds the renewal's own time from below.
+          renewedFrom = await harness.now();
           await lease!.renew();
         }
         const renewedAt = await harness.now();
-        // 450 ms after the acquire (more than one TTL) the slot is still taken.
+        // 1.5 TTL after the acquire the slot is still taken.
         expect((await limiter.acquire(key, policy)).decision.reason).toBe('concurrency');
         for (;;) {
           const { decision, lease: next } = await limiter.acquire(key, policy);
           const at = await harness.now();
           if (decision.allowed) {
-            expect(at - renewedAt).toBeGreaterThanOrEqual(leaseTtlMs - 5);
+            expect(at - renewedFrom).toBeGreaterThanOrEqual(leaseTtlMs - 5);
             await next!.release();
             break;
           }
@@ -238,7 +242,8 @@ export function describeLimiterContract(harness: LimiterHarness): void {
   });
 
   describe('a lease never released (its gateway died) expires after leaseTtlMs', () => {
-    const leaseTtlMs = 300;
+    // The first lease is freed half a TTL before the others: a whole second leaves room for late polls.
+    const leaseTtlMs = 1_000;
     const pollMs = 25;
 
     it(`frees each slot ${leaseTtlMs} ms after it was taken, not before and not with the newest lease`, () =>

@@ -186,7 +186,7 @@ describe('client-streaming calls', () => {
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({ code: 'bad_request', message: 'The upload body was cut off.' });
     // grpc-js half-closes before it resets: without the end marker the handler would see a whole stream.
-    await expect.poll(() => handlerSaw).toBeInstanceOf(UnavailableError);
+    await expect.poll(() => handlerSaw, { timeout: 5_000 }).toBeInstanceOf(UnavailableError);
     expect(calls.at(-1)!.code).toMatch(/^(CANCELLED|UNAVAILABLE)$/);
   });
 
@@ -222,7 +222,7 @@ describe('client-streaming calls', () => {
     expect(error).toBeInstanceOf(UnavailableError);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(progress.finished).toBe(true);
-    await expect.poll(() => handlerSaw).toBeInstanceOf(UnavailableError);
+    await expect.poll(() => handlerSaw, { timeout: 5_000 }).toBeInstanceOf(UnavailableError);
   });
 
   it('take their deadline from streamDeadlineMs, not from the unary deadlineMs', async () => {
@@ -254,7 +254,7 @@ describe('client-streaming calls', () => {
       return {};
     };
     const pending = vanishing.uploadCostData(parts(Infinity).requests).catch((e: unknown) => e);
-    await expect.poll(() => received).toBeGreaterThan(10);
+    await expect.poll(() => received, { timeout: 5_000 }).toBeGreaterThan(10);
     proxy.cut(); // the client's connection is gone, as when its process is killed
     await expect.poll(() => handlerSaw, { timeout: 5_000 }).toBeInstanceOf(UnavailableError);
     expect(await pending).toBeInstanceOf(UnavailableError);

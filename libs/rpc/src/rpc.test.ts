@@ -81,8 +81,10 @@ describe('call context', () => {
     const before = Date.now();
     await client.getProject({ id: 'prj_1' }, { teamId: 'team_1', requestId: 'req_1', actor: 'key_1' });
     expect(seen).toMatchObject({ teamId: 'team_1', requestId: 'req_1', actor: 'key_1' });
+    // The client's 2 s: the server adds the time the call took to reach it (grpc-timeout is relative), which
+    // a loaded machine can stretch past 100 ms, so the bound is half a second either way.
     expect(seen!.deadline!.getTime() - before).toBeGreaterThan(1_500);
-    expect(seen!.deadline!.getTime() - before).toBeLessThanOrEqual(2_100);
+    expect(seen!.deadline!.getTime() - before).toBeLessThanOrEqual(2_500);
   });
 
   it('uses a caller deadline sooner than the client default', async () => {
@@ -93,7 +95,8 @@ describe('call context', () => {
     };
     const deadline = new Date(Date.now() + 500);
     await client.getProject({ id: 'prj_1' }, { deadline });
-    expect(Math.abs(seen!.deadline!.getTime() - deadline.getTime())).toBeLessThan(100);
+    // The caller's 500 ms, not the client's 2 s; the slack is the call's way to the server.
+    expect(Math.abs(seen!.deadline!.getTime() - deadline.getTime())).toBeLessThan(300);
     expect(seen!.teamId).toBeUndefined();
   });
 

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   countRedelivery,
   metrics,
@@ -66,8 +66,12 @@ describe('the metrics server', () => {
       retryForMs: 100,
       logger: { warn: (_fields, message) => warnings.push(message), info: () => undefined },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(warnings.at(-1)).toBe('metrics port still unavailable; /metrics is not served');
+    // Polled rather than slept: five retries 20 ms apart can run late on a loaded machine. 2 s is still
+    // far inside the 60 s it would keep retrying for if retryForMs were not applied.
+    await vi.waitFor(
+      () => expect(warnings.at(-1)).toBe('metrics port still unavailable; /metrics is not served'),
+      { timeout: 2_000, interval: 20 },
+    );
     await running.close();
     running = undefined;
     await new Promise<void>((resolve) => holder.close(() => resolve()));

@@ -118,15 +118,39 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
 
   it('shares the 10 concurrency slots between the two gateways', async () => {
     const key = await newKey();
-    const held = [
-      ...Array.from({ length: 5 }, () => hold(gatewayA.url, key)),
-      ...Array.from({ length: 5 }, () => hold(gatewayB.url, key)),
-    ];
-    await eventually(async () => ((await get(gatewayA.url, key)).status === 429 ? true : undefined));
+    // The requests holding a slot, by gateway. A poll can take a slot for a moment just as a hold arrives,
+    // which is then refused: it is sent again, as in the lease test below.
+    const holding = new Map<ClientRequest, 'A' | 'B'>();
+    let allHeld = false;
+    const holdAgainWhenRefused = (gateway: 'A' | 'B'): void => {
+      const req = hold(gateway === 'A' ? gatewayA.url : gatewayB.url, key);
+      holding.set(req, gateway);
+      req.on('response', (res) => {
+        res.resume();
+        holding.delete(req);
+        if (res.statusCode === 429 && !allHeld) holdAgainWhenRefused(gateway);
+      });
+    };
+    for (let i = 0; i < 5; i++) {
+      holdAgainWhenRefused('A');
+      holdAgainWhenRefused('B');
+    }
+    // Polled every 150 ms until A says 'in flight', for the reason given in the lease test below: fast polls
+    // on a loaded machine could spend the bucket, and a 429 for rate would prove nothing about the slots.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const reply = await get(gatewayA.url, key);
+      if (reply.status === 429 && (await reply.text()).includes('in flight')) break;
+      if (Date.now() > deadline) throw new Error('gateway A never saw the ten slots held in flight');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    allHeld = true;
     expect((await get(gatewayB.url, key)).status).toBe(429);
-    held.pop()!.destroy(); // one of B's
+    const oneOfB = [...holding].find(([, gateway]) => gateway === 'B')![0];
+    holding.delete(oneOfB);
+    oneOfB.destroy();
     await eventually(async () => ((await get(gatewayA.url, key)).status === 200 ? true : undefined));
-    for (const req of held) req.destroy();
+    for (const req of holding.keys()) req.destroy();
   });
 
   it('keeps serving from per-process limits while Redis is down, logs and counts it once, and goes back when it returns', async () => {

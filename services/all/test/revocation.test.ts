@@ -47,7 +47,9 @@ describe('revocation', () => {
       const revokedAt = Date.now();
       await identityClient.revokeApiKey({ id: key!.id }, { teamId });
       await eventually(async () => ((await listProjects(secret)).status === 401 ? true : undefined), pollMs);
-      expect(Date.now() - revokedAt).toBeLessThan(1_000);
+      // Half the poll: a round that waited for a poll would take most of the 5 s, as the next round starts
+      // just after it; the rest is room for five services sharing a loaded machine.
+      expect(Date.now() - revokedAt).toBeLessThan(pollMs / 2);
     }
   });
 });

@@ -98,11 +98,16 @@ describe(`several budgets replicas (${process.env.DATABASE_URL ? 'postgres' : 'p
       const read = await clients[1]!.getBudget({ id: budget.id }, team);
       return read.currentSpend === 900 ? read : undefined;
     });
+    const crossings = () =>
+      received
+        .filter((e) => e.subject === budget.id && e.type === 'budgets.budget.threshold_crossed')
+        .map((e) => (e.data as { threshold: number }).threshold)
+        .sort((a, b) => a - b);
+    // Both crossings arrive through the outbox and the bus (a loaded machine may take a while); then any
+    // duplicate from a late evaluation has time to follow them.
+    await eventually(() => (crossings().length >= 2 ? true : undefined));
     await sleep(800);
-    const crossings = received
-      .filter((e) => e.subject === budget.id && e.type === 'budgets.budget.threshold_crossed')
-      .map((e) => (e.data as { threshold: number }).threshold);
-    expect(crossings.sort((a, b) => a - b)).toEqual([50, 80]);
+    expect(crossings()).toEqual([50, 80]);
     const read = await clients[0]!.getBudget({ id: budget.id }, team);
     expect(read.thresholds.filter((t) => t.notifiedAt).map((t) => t.percentage)).toEqual([50, 80]);
   });

@@ -268,7 +268,7 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
     const response = await post(Readable.toWeb(body) as BodyInit).catch((error: unknown) => error);
     expect(response).toBeInstanceOf(Response);
     expect((response as Response).status).toBe(413);
-    await expect.poll(() => received.ended).toBeDefined();
+    await expect.poll(() => received.ended, { timeout: 5_000 }).toBeDefined();
     expect((received.ended as Error).name).toBe('UnavailableError');
   });
 
@@ -285,7 +285,7 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
       /sent nothing for 0.4 s/,
     );
-    await expect.poll(() => received.ended).toBeDefined();
+    await expect.poll(() => received.ended, { timeout: 5_000 }).toBeDefined();
   });
 
   it('cancels the call when the client goes away mid-upload', async () => {
@@ -303,9 +303,9 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
     });
     req.on('error', () => undefined);
     req.write(Buffer.alloc(64 * 1024, 'c'));
-    await expect.poll(() => received.bytes).toBeGreaterThan(0);
+    await expect.poll(() => received.bytes, { timeout: 5_000 }).toBeGreaterThan(0);
     req.destroy();
-    await expect.poll(() => received.ended).toBeDefined();
+    await expect.poll(() => received.ended, { timeout: 5_000 }).toBeDefined();
     expect((received.ended as Error).name).toBe('UnavailableError');
   });
 
