@@ -8,7 +8,7 @@ import { createRedisLimiter } from './redis';
 import { captureLogger, startRedisServer, timed, type RedisServer } from './test-support';
 
 const policy: LimitPolicy = { name: 'default', capacity: 120, refillPerSecond: 2, concurrency: 10 };
-const timeoutMs = 50; // above CI noise, far below anything a caller would notice
+const timeoutMs = 200; // far above CI noise (a prompt answer takes a few ms), below anything a caller would notice
 const fallingBack = 'rate limiter falling back to per-process limits';
 const backOnRedis = 'rate limiter back on Redis';
 
@@ -31,7 +31,7 @@ const storedInRedis = async (key: string) =>
 const expectPrompt = (latenciesMs: number[]) => {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
   expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(5);
-  expect(sorted.at(-1)).toBeLessThan(50);
+  expect(sorted.at(-1)).toBeLessThan(timeoutMs - 50); // none waited on Redis
 };
 
 /** Acquires and releases at once, as a short request does, and says how long the answer took. */
