@@ -80,10 +80,9 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
       REDIS_URL: redis.url,
       RATE_LIMIT_LEASE_TTL_MS: `${leaseTtlMs}`,
       RATE_LIMIT_REDIS_TIMEOUT_MS: '250',
-      // The gateway refuses a request time bound at or above the lease TTL.
+      // The gateway refuses a body time bound at or above the lease TTL.
       HEADERS_TIMEOUT_MS: `${leaseTtlMs - 1_000}`,
       BODY_TIMEOUT_MS: `${leaseTtlMs - 500}`,
-      REQUEST_TIMEOUT_MS: `${leaseTtlMs - 500}`,
     };
     [gatewayA, gatewayB] = await Promise.all([
       startGatewayProcess('gateway-a', backends, limits, procs),

@@ -56,12 +56,6 @@ export const gatewayConfig = baseConfig
     HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     /** Time allowed for reading a request body; a slower body is answered 408. */
     BODY_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
-    /**
-     * Time allowed for a whole request to arrive; must stay under the lease TTL. No longer given to node as
-     * its requestTimeout, which is server-wide and would cut uploads: HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS
-     * bound every other request (headers, then body), UPLOAD_IDLE_TIMEOUT_MS an upload.
-     */
-    REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(45_000),
     /** Largest cost-data upload, in bytes as sent (compressed when gzip); 2 GiB by default. Larger is 413. */
     UPLOAD_MAX_BYTES: z.coerce
       .number()
@@ -80,11 +74,12 @@ export const gatewayConfig = baseConfig
     IDEMPOTENCY_LOCK_TTL_MS: z.coerce.number().int().positive().default(60_000),
   })
   .refine(
-    // A request still arriving when its concurrency slot expires would run beside a replacement.
-    (c) => c.REQUEST_TIMEOUT_MS < c.RATE_LIMIT_LEASE_TTL_MS && c.BODY_TIMEOUT_MS < c.RATE_LIMIT_LEASE_TTL_MS,
+    // A request still arriving when its concurrency slot expires would run beside a replacement. The slot
+    // is taken once the headers are in; the body then has BODY_TIMEOUT_MS (an upload renews its slot).
+    (c) => c.BODY_TIMEOUT_MS < c.RATE_LIMIT_LEASE_TTL_MS,
     {
-      path: ['REQUEST_TIMEOUT_MS'],
-      message: 'REQUEST_TIMEOUT_MS and BODY_TIMEOUT_MS must be below RATE_LIMIT_LEASE_TTL_MS',
+      path: ['BODY_TIMEOUT_MS'],
+      message: 'BODY_TIMEOUT_MS must be below RATE_LIMIT_LEASE_TTL_MS',
     },
   )
   .refine(

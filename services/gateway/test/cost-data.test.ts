@@ -414,7 +414,7 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
 });
 
 describe('the gateway server (node http settings)', () => {
-  it('lets an upload run longer than REQUEST_TIMEOUT_MS and BODY_TIMEOUT_MS while bytes keep coming', async () => {
+  it('lets an upload run longer than HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS while bytes keep coming', async () => {
     // Identity answers Authenticate; nothing else of it is called.
     const identityServer = createRpcServer({ logger });
     const unused = async (): Promise<never> => {
@@ -436,7 +436,6 @@ describe('the gateway server (node http settings)', () => {
         COSTS_ADDR: costsAddress,
         HEADERS_TIMEOUT_MS: '500',
         BODY_TIMEOUT_MS: '500',
-        REQUEST_TIMEOUT_MS: '1000',
         UPLOAD_IDLE_TIMEOUT_MS: '1000',
       }),
       logger,

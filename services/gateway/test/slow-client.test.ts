@@ -167,10 +167,10 @@ describe('the gateway server', () => {
     expect(payload.error).toMatchObject({ code: 'bad_request', details: [] });
   });
 
-  it('refuses a configuration whose request or body timeout would outlive the concurrency lease', () => {
-    expect(() => loadConfig(gatewayConfig, { RATE_LIMIT_LEASE_TTL_MS: '30000' })).toThrow(ConfigError);
-    expect(() => loadConfig(gatewayConfig, { REQUEST_TIMEOUT_MS: '60000' })).toThrow(/REQUEST_TIMEOUT_MS/);
-    expect(loadConfig(gatewayConfig, {}).REQUEST_TIMEOUT_MS).toBeLessThan(
+  it('refuses a configuration whose body timeout would outlive the concurrency lease', () => {
+    expect(() => loadConfig(gatewayConfig, { RATE_LIMIT_LEASE_TTL_MS: '30000' })).toThrow(/BODY_TIMEOUT_MS/);
+    expect(() => loadConfig(gatewayConfig, { BODY_TIMEOUT_MS: '60000' })).toThrow(ConfigError);
+    expect(loadConfig(gatewayConfig, {}).BODY_TIMEOUT_MS).toBeLessThan(
       loadConfig(gatewayConfig, {}).RATE_LIMIT_LEASE_TTL_MS,
     );
   });
