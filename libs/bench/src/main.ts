@@ -28,16 +28,15 @@ import {
   printProjects,
   printRateLimit,
   printResult,
-  printScanner,
   printScim,
   summarize,
   type BenchResult,
   type CostsResult,
   type LimiterResult,
   type RateLimitResult,
-  type ScannerResult,
   type ScimResult,
 } from './report';
+import { printScanner, type ScannerResult } from './scanner-report';
 import { scimSection } from './scim';
 import { natsReachable, scannerSection } from './scanner';
 

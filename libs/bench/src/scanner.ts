@@ -17,7 +17,7 @@ import { createRpcClient } from '@costgov/rpc';
 import { dependencyEnv, freePort, startProcess } from '@costgov/testing';
 import { measure, processProbe, progress, type LoadSettings } from './load';
 import type { Backends, Gateway, Proc } from './processes';
-import { scannerTargets, type ScannerResult, type ThroughputRun } from './report';
+import { scannerTargets, type ScannerResult, type ThroughputRun } from './scanner-report';
 
 export interface ScannerSettings {
   gateway: Gateway;
