@@ -96,6 +96,21 @@ describe('unary calls', () => {
     expect(relay.connections()).toBe(2);
   });
 
+  it('take no deadline as none, not as one already past', async () => {
+    const backend = await startProjectsServer();
+    cleanup.push(() => backend.server.shutdown(0));
+    let serverDeadline: Date | undefined = new Date(0);
+    backend.handlers.getProject = async (request, ctx) => {
+      serverDeadline = ctx.deadline;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return { id: request.id };
+    };
+    const client = createRpcClient(ProjectsService, backend.address, { deadlineMs: Infinity });
+    cleanup.push(() => client.close());
+    await expect(client.getProject({ id: 'prj_1' })).resolves.toMatchObject({ id: 'prj_1' });
+    expect(serverDeadline).toBeUndefined();
+  });
+
   it("take grpc-js's form of an address too (dns:///host:port)", async () => {
     const backend = await startProjectsServer();
     cleanup.push(() => backend.server.shutdown(0));

@@ -265,7 +265,9 @@ function exchange(
       ':path': `/${method.parent.typeName}/${method.name}`,
       'content-type': 'application/grpc',
       te: 'trailers',
-      'grpc-timeout': `${Math.min(Math.ceil(timeoutMs), maxTimeoutMs)}m`,
+      ...(Number.isFinite(timeoutMs)
+        ? { 'grpc-timeout': `${Math.min(Math.ceil(timeoutMs), maxTimeoutMs)}m` }
+        : {}),
       ...(span
         ? context.with(trace.setSpan(context.active(), span), () => callHeaders(ctx))
         : callHeaders(ctx)),
@@ -291,7 +293,7 @@ function exchange(
       settle(error);
       if (!stream.closed) stream.close(NGHTTP2_CANCEL);
     };
-    const timer = setTimeout(
+    const timer = afterMs(
       () => cancel(new CallError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded')),
       timeoutMs,
     );
@@ -416,9 +418,17 @@ function httpStatusError(httpStatus: number): CallError {
 /** 'host:port' of a target, also when written as grpc-js takes it ('dns:///host:port'). */
 const authorityOf = (address: string) => address.replace(/^dns:(\/\/[^/]*\/)?/, '');
 
+/**
+ * setTimeout for a delay that may be Infinity (no deadline: no timer) or past 2^31 - 1 ms, which
+ * setTimeout would fire at once.
+ */
+function afterMs(fn: () => void, ms: number): NodeJS.Timeout | undefined {
+  return Number.isFinite(ms) ? setTimeout(fn, Math.min(ms, 2 ** 31 - 1)) : undefined;
+}
+
 function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
+    const timer = afterMs(
       () => reject(new CallError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded while connecting')),
       Math.max(0, deadline - Date.now()),
     );
