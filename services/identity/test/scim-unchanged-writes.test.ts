@@ -187,13 +187,20 @@ const rows: Row[] = [
     body: () => patch({ op: 'Replace', path: 'emails[type eq "work"].value', value: 'ryan@contoso.com' }),
   },
   {
-    name: "Entra's patch of attributes that are not stored only (phoneNumbers, title, addresses)",
+    name: 'a replace of phoneNumbers[type eq "work"].value with the number already stored',
+    provider: 'entra',
+    kind: 'user',
+    method: 'patch',
+    body: () =>
+      patch({ op: 'Replace', path: 'phoneNumbers[type eq "work"].value', value: '+1 425 555 0100' }),
+  },
+  {
+    name: "Entra's patch of attributes that are not stored only (title, addresses)",
     provider: 'entra',
     kind: 'user',
     method: 'patch',
     body: () =>
       patch(
-        { op: 'Replace', path: 'phoneNumbers[type eq "work"].value', value: '+1 425 555 0199' },
         { op: 'Replace', path: 'title', value: 'Senior Tour Guide' },
         { op: 'Add', path: 'addresses[type eq "work"].locality', value: 'Redmond' },
       ),
@@ -222,6 +229,15 @@ const rows: Row[] = [
         { op: 'Replace', path: 'displayName', value: 'Ryan J. Leenay' },
         { op: 'Replace', path: 'title', value: 'Senior Tour Guide' },
       ),
+    publishes: 'identity.user.updated',
+  },
+  {
+    name: 'a real change: Entra\'s replace of phoneNumbers[type eq "work"].value with a new number',
+    provider: 'entra',
+    kind: 'user',
+    method: 'patch',
+    body: () =>
+      patch({ op: 'Replace', path: 'phoneNumbers[type eq "work"].value', value: '+1 425 555 0199' }),
     publishes: 'identity.user.updated',
   },
   {

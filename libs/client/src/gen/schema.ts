@@ -769,10 +769,12 @@ export interface paths {
      *     `filter` supports `eq`, `co` and `sw` combined with `and`, on `id`, `userName`,
      *     `externalId`, `displayName`, every `name` sub-attribute (`name.givenName`,
      *     `name.familyName`, `name.middleName`, `name.formatted`, `name.honorificPrefix`,
-     *     `name.honorificSuffix`), `emails.value`, `emails.type`, `emails.primary` and `active`,
-     *     and value paths on `emails` (`emails[type eq "work" and value co "@example.com"]`, also
-     *     Entra's `emails[type eq "work"].value eq "ada@example.com"`: one e-mail must match the
-     *     whole condition); string comparisons other than on `id` and `externalId` ignore case.
+     *     `name.honorificSuffix`), `emails.value`, `emails.type`, `emails.primary`, the same three
+     *     of `phoneNumbers` and `active`, and value paths on `emails` and `phoneNumbers`
+     *     (`emails[type eq "work" and value co "@example.com"]`, also Entra's
+     *     `emails[type eq "work"].value eq "ada@example.com"` and
+     *     `phoneNumbers[type eq "mobile"].value eq "+1 555 0100"`: one element must match the whole
+     *     condition); string comparisons other than on `id` and `externalId` ignore case.
      *     Any other operator or attribute is `400 invalidFilter`. A `startIndex` past the end
      *     answers an empty `Resources` list.
      */
@@ -784,8 +786,7 @@ export interface paths {
      *     default role and sends the user a welcome e-mail. `userName` must be unused in the team,
      *     compared case-insensitively (`409 uniqueness` otherwise). Enterprise-extension attributes
      *     are kept as sent; RFC 7643 core attributes the service does not store (`title`,
-     *     `phoneNumbers`, `addresses`, `locale`, ...) and placeholder passwords are accepted and
-     *     dropped; any other attribute is `400 invalidPath`. Publishes `identity.user.created`.
+     *     `addresses`, `locale`, ...) and placeholder passwords are accepted and dropped; any other attribute is `400 invalidPath`. Publishes `identity.user.created`.
      */
     post: operations['scimCreateUser'];
     delete?: never;
@@ -808,8 +809,8 @@ export interface paths {
     get: operations['scimGetUser'];
     /**
      * Replace a user
-     * @description Replaces the user. Omitted attributes are reset: `name` and `emails` to empty, `active`
-     *     to `true`, `externalId` to absent. `id`, `meta` and `groups` in the body are ignored
+     * @description Replaces the user. Omitted attributes are reset: `name`, `emails` and `phoneNumbers` to
+     *     empty, `active` to `true`, `externalId` to absent. `id`, `meta` and `groups` in the body are ignored
      *     (group membership is managed on groups). Changing `active` has the effects described on
      *     PATCH. A `userName` taken by another user is `409 uniqueness`.
      */
@@ -832,7 +833,7 @@ export interface paths {
      * Patch a user
      * @description Applies a PatchOp. Accepted forms, as Okta and Microsoft Entra send them: `op` in any case
      *     (`replace`, `Replace`, ...); `replace` with a `path` (`name.givenName`, `active`,
-     *     `emails[type eq "work"].value`) or without one, with a value object whose keys may be
+     *     `emails[type eq "work"].value`, `phoneNumbers[type eq "mobile"].value`) or without one, with a value object whose keys may be
      *     dotted or URN-qualified (`"name.givenName"`); `active` as a boolean or the strings
      *     `"True"`/`"False"`; an empty `Operations` array (no change). Replacing `active` with
      *     `false` deactivates the user: dashboard and API access stop at once (their OAuth tokens
@@ -1773,6 +1774,13 @@ export interface components {
       type?: string;
       primary?: boolean;
     };
+    ScimPhoneNumber: {
+      /** @description The number as sent, e.g. `+1 425 555 0100`. */
+      value: string;
+      /** @description e.g. `work`, `mobile`, `home`, `fax`, `other`. */
+      type?: string;
+      primary?: boolean;
+    };
     /**
      * @description A user. `schemas` and `id` are always returned (RFC 7643 `returned: always`); the other
      *     attributes are returned unless `attributes` or `excludedAttributes` leave them out.
@@ -1793,6 +1801,7 @@ export interface components {
       name?: components['schemas']['ScimName'];
       displayName?: string;
       emails?: components['schemas']['ScimEmail'][];
+      phoneNumbers?: components['schemas']['ScimPhoneNumber'][];
       active?: boolean;
       'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: components['schemas']['ScimEnterpriseUser'];
       /** @description Groups the user belongs to (read-only). */
@@ -1824,7 +1833,7 @@ export interface components {
     };
     /**
      * @description A User to create or replace. Enterprise-extension attributes are kept; RFC 7643 core
-     *     attributes the service does not store (`title`, `locale`, `phoneNumbers`, ...) and
+     *     attributes the service does not store (`title`, `locale`, `addresses`, ...) and
      *     passwords are accepted and dropped; `id`, `meta` and `groups` are ignored; any other
      *     attribute is `400 invalidPath`. A missing `userName`, an invalid value, or a string with
      *     NUL or other control characters or malformed Unicode is `400 invalidValue`.
@@ -1836,6 +1845,7 @@ export interface components {
       displayName?: string | null;
       name?: components['schemas']['ScimName'];
       emails?: components['schemas']['ScimEmail'][];
+      phoneNumbers?: components['schemas']['ScimPhoneNumber'][];
       /** @description Kept as sent; `manager` may be the manager's user id or `{value}`. */
       'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: {
         manager?:

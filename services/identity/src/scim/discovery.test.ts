@@ -140,11 +140,18 @@ describe('Schemas', () => {
       'type',
       'primary',
     ]);
+    expect(attributeOf(user, 'phoneNumbers')).toMatchObject({ type: 'complex', multiValued: true });
+    expect(attributeOf(user, 'phoneNumbers')?.subAttributes?.map((a) => a.name)).toEqual([
+      'value',
+      'type',
+      'primary',
+    ]);
     expect(user.attributes.map((a) => a.name)).toEqual([
       'userName',
       'name',
       'displayName',
       'emails',
+      'phoneNumbers',
       'active',
       'externalId',
       'groups',

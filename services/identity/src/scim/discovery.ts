@@ -192,6 +192,18 @@ function userAttributes(): ScimAttribute[] {
         ],
       },
     ),
+    attribute('phoneNumbers', 'complex', 'Phone numbers of the user.', {
+      multiValued: true,
+      subAttributes: [
+        attribute('value', 'string', "The phone number, as sent (such as 'tel:+1-201-555-0123').", {
+          required: true,
+        }),
+        attribute('type', 'string', "A label such as 'work' or 'mobile'.", {
+          canonicalValues: ['work', 'home', 'mobile', 'fax', 'pager', 'other'],
+        }),
+        attribute('primary', 'boolean', 'Whether this is the primary number; at most one is.'),
+      ],
+    }),
     attribute('active', 'boolean', 'false blocks dashboard and API access at once and keeps the data.'),
     attribute('externalId', 'string', "The identity provider's identifier of the user.", { caseExact: true }),
     attribute('groups', 'complex', 'The groups the user is a member of; changed through the Groups.', {

@@ -187,6 +187,26 @@ describe('filters that identity providers send', () => {
       },
     ],
     [
+      'Entra: phoneNumbers[type eq "work"].value eq "x", as emails',
+      'phoneNumbers[type eq "work"].value eq "+1 555"',
+      userFilterAttributes,
+      {
+        kind: 'valuePath',
+        attribute: 'phonenumbers',
+        filter: {
+          kind: 'and',
+          left: eq('phonenumbers.type', 'work'),
+          right: eq('phonenumbers.value', '+1 555'),
+        },
+      },
+      {
+        sql:
+          "(EXISTS (SELECT 1 FROM jsonb_array_elements(phone_numbers) AS e WHERE ((lower(e->>'type') = $1) AND " +
+          "(lower(e->>'value') = $2))))",
+        params: ['work', '+1 555'],
+      },
+    ],
+    [
       'RFC 7644 §3.4.2.2: emails[type eq "work" and value co "@example.com"]',
       'emails[type eq "work" and value co "@example.com"]',
       userFilterAttributes,
@@ -258,9 +278,9 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
       "unknown or unsupported attribute 'members.value'",
     ],
     [
-      'phoneNumbers, which are not stored',
-      'phoneNumbers[type eq "work"]',
-      "'phoneNumbers' at position 1 takes no value filter",
+      'an unknown sub-attribute in a phoneNumbers value filter',
+      'phoneNumbers[extension eq "12"]',
+      "unknown or unsupported attribute 'extension'",
     ],
     [
       'an extension attribute',
@@ -315,7 +335,7 @@ describe('invalid filters are 400 invalidFilter with a message that says what an
     [
       'a value filter on a single-valued attribute',
       'name[givenName eq "x"]',
-      "'name' at position 1 takes no value filter; multi-valued attributes that do: emails",
+      "'name' at position 1 takes no value filter; multi-valued attributes that do: emails, phonenumbers",
     ],
     ['a value filter without its ]', 'emails[type eq "work"', "missing ']' for the '[' at position 7"],
     ['a stray ]', 'userName eq "a"]', "unbalanced ']' at position 16"],
@@ -438,6 +458,13 @@ describe('filterToSql builds parenthesised SQL with numbered parameters', () => 
       ['@example.com'],
     ],
     [
+      'phoneNumbers.value',
+      'phoneNumbers.value co "555"',
+      1,
+      "(EXISTS (SELECT 1 FROM jsonb_array_elements(phone_numbers) AS e WHERE lower(e->>'value') LIKE '%' || $1::text || '%' ESCAPE '\\'))",
+      ['555'],
+    ],
+    [
       'numbering starts at firstParamIndex and follows the tree left to right',
       'userName sw "a" and (active eq false and name.familyName co "x")',
       3,
@@ -500,19 +527,22 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
     await db.exec(`
       CREATE TABLE scim_users (
         id uuid PRIMARY KEY, team_id uuid NOT NULL, user_name text NOT NULL, external_id text,
-        given_name text, family_name text, active boolean NOT NULL, emails jsonb NOT NULL DEFAULT '[]');
+        given_name text, family_name text, active boolean NOT NULL, emails jsonb NOT NULL DEFAULT '[]',
+        phone_numbers jsonb NOT NULL DEFAULT '[]');
       CREATE TABLE scim_groups (id uuid PRIMARY KEY, team_id uuid NOT NULL, display_name text NOT NULL, external_id text);
       CREATE TABLE scim_group_members (group_id uuid NOT NULL, user_id uuid NOT NULL);`);
-    const users: Array<[string, string | null, boolean, string]> = [
-      ['BJensen@Example.com', 'Ext-1', true, '[{"value":"BJensen@Work.Example.com","type":"work"}]'],
-      ['percent%user', 'ext-1', true, '[]'],
-      ['under_score', null, false, '[]'],
-      ['back\\slash', null, true, '[{"value":"home@example.org"}]'],
-      ['underXscore', 'x', true, '[]'],
+    const work = '[{"value":"+1 555 0100","type":"work"},{"value":"+1 555 0199","type":"mobile"}]';
+    const users: Array<[string, string | null, boolean, string, string]> = [
+      ['BJensen@Example.com', 'Ext-1', true, '[{"value":"BJensen@Work.Example.com","type":"work"}]', work],
+      ['percent%user', 'ext-1', true, '[]', '[{"value":"+47 22 00 00 00","type":"work"}]'],
+      ['under_score', null, false, '[]', '[{"value":"+1 555 0142","type":"mobile"}]'],
+      ['back\\slash', null, true, '[{"value":"home@example.org"}]', '[]'],
+      ['underXscore', 'x', true, '[]', '[]'],
     ];
-    for (const [i, [userName, externalId, active, emails]] of users.entries()) {
+    for (const [i, [userName, externalId, active, emails, phoneNumbers]] of users.entries()) {
       await db.query(
-        `INSERT INTO scim_users (id, team_id, user_name, external_id, active, emails) VALUES ($1, $2, $3, $4, $5, $6)`,
+        `INSERT INTO scim_users (id, team_id, user_name, external_id, active, emails, phone_numbers)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
         [
           i === 0 ? member : `00000000-0000-4000-8000-00000000000${i}`,
           team,
@@ -520,6 +550,7 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
           externalId,
           active,
           emails,
+          phoneNumbers,
         ],
       );
     }
@@ -560,6 +591,13 @@ describe(`the generated SQL runs on ${process.env.DATABASE_URL ? 'Postgres' : 'P
     // Both comparisons must hold for the same element: no work address is home@example.org.
     ['emails[type eq "work"].value eq "home@example.org"', []],
     ['emails[type eq "home"]', []],
+    ['phoneNumbers[type eq "work"].value eq "+1 555 0100"', ['BJensen@Example.com']],
+    // The work number of BJensen is not +1 555 0199 (that is the mobile one).
+    ['phoneNumbers[type eq "work"].value eq "+1 555 0199"', []],
+    ['phoneNumbers.value co "555"', ['BJensen@Example.com', 'under_score']],
+    ['phoneNumbers[type eq "mobile"]', ['BJensen@Example.com', 'under_score']],
+    ['phoneNumbers[type eq "mobile"] and active eq true', ['BJensen@Example.com']],
+    ['phoneNumbers.value eq null', ['back\\slash', 'underXscore']],
   ])('%s', async (filter, expected) => {
     expect(await users(filter)).toEqual(expected);
   });

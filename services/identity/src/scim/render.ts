@@ -91,6 +91,7 @@ export function userResource(
     name: user.name,
     ...(user.displayName !== undefined ? { displayName: user.displayName } : {}),
     emails: user.emails,
+    phoneNumbers: user.phoneNumbers,
     active: user.active,
     groups: groups.map((g) => ({
       value: g.id,

@@ -6,6 +6,7 @@ import {
   assertSafeKeys,
   coreGroupSchema,
   coreUserSchema,
+  multiValuedUserAttributes,
   patchOpSchema,
   type GroupDoc,
   type UserDoc,
@@ -38,12 +39,12 @@ function readResource<D>(body: unknown, schema: string, empty: D, apply: (doc: D
   }
 }
 
-/** A User of a POST or PUT: what is omitted takes its default (name and emails empty, active true). */
+/** A User of a POST or PUT: what is omitted takes its default (name, emails, phoneNumbers empty, active true). */
 export function readUserResource(body: unknown): UserDoc {
   const user = readResource<UserDoc>(
     body,
     coreUserSchema,
-    { userName: '', name: {}, emails: [], active: true, enterprise: {} },
+    { userName: '', name: {}, emails: [], phoneNumbers: [], active: true, enterprise: {} },
     applyUserPatch,
   );
   checkUser(user);
@@ -54,7 +55,10 @@ export function checkUser(user: UserDoc): void {
   if (!user.userName.trim()) throw new ScimError(400, 'invalidValue', "'userName' is required.");
   if (charLength(user.userName) > 256)
     throw new ScimError(400, 'invalidValue', "'userName' is longer than 256 characters.");
-  if (user.emails.length > 20) throw new ScimError(400, 'invalidValue', "'emails' has more than 20 entries.");
+  for (const { attribute } of multiValuedUserAttributes) {
+    if (user[attribute].length > 20)
+      throw new ScimError(400, 'invalidValue', `'${attribute}' has more than 20 entries.`);
+  }
 }
 
 /** A Group of a POST or PUT: `displayName` required, `members` default empty. */

@@ -14,6 +14,10 @@ const user: UserDoc = {
     { value: 'ada@example.com', type: 'work', primary: true },
     { value: 'ada@home.example', type: 'home' },
   ],
+  phoneNumbers: [
+    { value: '+1 555 0100', type: 'work' },
+    { value: '+1 555 0199', type: 'mobile', primary: true },
+  ],
   active: true,
   enterprise: { department: 'Engines', manager: { value: '89bb1940-b905-4575-9e7f-6f887cfb368e' } },
 };
@@ -52,6 +56,20 @@ describe('storesSameUser', () => {
     ],
     ['userName in another case', (u) => ({ ...u, userName: u.userName.toLowerCase() }), false],
     ['e-mails in another order', (u) => ({ ...u, emails: [...u.emails].reverse() }), false],
+    [
+      'phone number keys in another order',
+      (u) => ({
+        ...u,
+        phoneNumbers: u.phoneNumbers.map(({ primary, type, value }) => ({ primary, value, type })),
+      }),
+      true,
+    ],
+    [
+      'a phone number changed',
+      (u) => ({ ...u, phoneNumbers: [{ ...u.phoneNumbers[0]!, value: '+1 555 0123' }, u.phoneNumbers[1]!] }),
+      false,
+    ],
+    ['phone numbers removed', (u) => ({ ...u, phoneNumbers: [] }), false],
     ['a name sub-attribute added', (u) => ({ ...u, name: { ...u.name, middleName: 'King' } }), false],
     ['externalId removed', ({ externalId: _dropped, ...u }) => u, false],
     ['inactive', (u) => ({ ...u, active: false }), false],

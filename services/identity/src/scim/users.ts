@@ -25,6 +25,7 @@ interface UserRow {
   honorific_suffix: string | null;
   display_name: string | null;
   emails: UserDoc['emails'];
+  phone_numbers: UserDoc['phoneNumbers'];
   active: boolean;
   enterprise: Record<string, unknown>;
   version: number;
@@ -52,6 +53,7 @@ const toUser = (row: UserRow): StoredUser => ({
   }) as UserDoc['name'],
   ...(row.display_name !== null ? { displayName: row.display_name } : {}),
   emails: row.emails,
+  phoneNumbers: row.phone_numbers,
   active: row.active,
   enterprise: row.enterprise,
   version: row.version,
@@ -59,7 +61,7 @@ const toUser = (row: UserRow): StoredUser => ({
   updatedAt: row.updated_at,
 });
 
-/** What a user's row holds, in the column order of `save`; `emails` and `enterprise` are jsonb. */
+/** What a user's row holds, in the column order of `save`; `emails`, `phoneNumbers` and `enterprise` are jsonb. */
 const stateOf = (user: UserDoc) => [
   user.userName,
   user.externalId ?? null,
@@ -71,6 +73,7 @@ const stateOf = (user: UserDoc) => [
   user.name.honorificSuffix ?? null,
   user.displayName ?? null,
   user.emails,
+  user.phoneNumbers,
   user.active,
   user.enterprise,
 ];
@@ -196,17 +199,17 @@ export function scimUsersFactory({
         ? await tx.query<UserRow>(
             `UPDATE scim_users SET user_name = $3, external_id = $4, given_name = $5, family_name = $6,
                formatted_name = $7, middle_name = $8, honorific_prefix = $9, honorific_suffix = $10,
-               display_name = $11, emails = $12, active = $13, enterprise = $14,
-               version = version + 1, updated_at = $15
+               display_name = $11, emails = $12, phone_numbers = $13, active = $14, enterprise = $15,
+               version = version + 1, updated_at = $16
              WHERE team_id = $1 AND id = $2 RETURNING *`,
             [teamId, id, ...columns(next), at],
           )
         : await tx.query<UserRow>(
             `INSERT INTO scim_users (id, team_id, user_name, external_id, given_name, family_name, formatted_name,
-               middle_name, honorific_prefix, honorific_suffix, display_name, emails, active, enterprise, role,
-               created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-               (SELECT default_role FROM teams WHERE id = $2), $15, $15) RETURNING *`,
+               middle_name, honorific_prefix, honorific_suffix, display_name, emails, phone_numbers, active,
+               enterprise, role, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+               (SELECT default_role FROM teams WHERE id = $2), $16, $16) RETURNING *`,
             [id, teamId, ...columns(next), at],
           );
       const user = toUser(rows[0]!);
@@ -242,7 +245,7 @@ export function scimUsersFactory({
     );
   }
 
-  /** PUT resets what the body omits (name, emails empty; active true); PATCH applies a PatchOp. */
+  /** PUT resets what the body omits (name, emails, phoneNumbers empty; active true); PATCH applies a PatchOp. */
   const writes = versionedWrites<UserDoc, StoredUser>({
     db,
     kind: 'user',

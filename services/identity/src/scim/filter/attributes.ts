@@ -1,3 +1,4 @@
+import { multiValuedUserAttributes } from '../patch/documents';
 import type { FilterOp } from './parser';
 import type { AttributeSpec } from './to-sql';
 
@@ -42,9 +43,33 @@ const elementAttribute = (
   };
 };
 
-const emailElement = (condition: string) =>
-  `EXISTS (SELECT 1 FROM jsonb_array_elements(emails) AS e WHERE ${condition})`;
-const noEmails = `COALESCE(jsonb_array_length(emails), 0) = 0`;
+/** `emails.value`, `emails.type`, `emails.primary`, and the same of every multi-valued User attribute. */
+const multiValuedUserFilterAttributes = Object.fromEntries(
+  multiValuedUserAttributes.flatMap(({ attribute, column }) => {
+    const element = (condition: string) =>
+      `EXISTS (SELECT 1 FROM jsonb_array_elements(${column}) AS e WHERE ${condition})`;
+    const none = `COALESCE(jsonb_array_length(${column}), 0) = 0`;
+    const name = attribute.toLowerCase();
+    return [
+      [
+        `${name}.value`,
+        elementAttribute(element, none, { type: 'string', caseExact: false, expression: `e->>'value'` }),
+      ],
+      [
+        `${name}.type`,
+        elementAttribute(element, none, { type: 'string', caseExact: false, expression: `e->>'type'` }),
+      ],
+      [
+        `${name}.primary`,
+        elementAttribute(element, none, {
+          type: 'boolean',
+          caseExact: true,
+          expression: `(e->>'primary')::boolean`,
+        }),
+      ],
+    ] as const;
+  }),
+);
 
 /** Filterable attributes of SCIM Users (table `scim_users`). */
 export const userFilterAttributes: Readonly<Record<string, AttributeSpec>> = Object.freeze({
@@ -58,21 +83,7 @@ export const userFilterAttributes: Readonly<Record<string, AttributeSpec>> = Obj
   'name.middlename': stringColumn('middle_name', false, true),
   'name.honorificprefix': stringColumn('honorific_prefix', false, true),
   'name.honorificsuffix': stringColumn('honorific_suffix', false, true),
-  'emails.value': elementAttribute(emailElement, noEmails, {
-    type: 'string',
-    caseExact: false,
-    expression: `e->>'value'`,
-  }),
-  'emails.type': elementAttribute(emailElement, noEmails, {
-    type: 'string',
-    caseExact: false,
-    expression: `e->>'type'`,
-  }),
-  'emails.primary': elementAttribute(emailElement, noEmails, {
-    type: 'boolean',
-    caseExact: true,
-    expression: `(e->>'primary')::boolean`,
-  }),
+  ...multiValuedUserFilterAttributes,
   active: { type: 'boolean', caseExact: true, sql: (_op, param) => `active = ${param}` },
 });
 

@@ -5,11 +5,24 @@ export const coreUserSchema = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const coreGroupSchema = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export const enterpriseUserSchema = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
-export interface ScimEmail {
+/** An element of a multi-valued complex attribute (RFC 7643 §2.4); `display` is derived, not stored. */
+export interface ScimMultiValue {
   value: string;
   type?: string;
   primary?: boolean;
 }
+export type ScimEmail = ScimMultiValue;
+export type ScimPhoneNumber = ScimMultiValue;
+
+/**
+ * The multi-valued complex User attributes, all of {value, type, primary}, each kept in a jsonb column of
+ * its own: they are read, patched, filtered, stored and rendered by the same code.
+ */
+export const multiValuedUserAttributes = Object.freeze([
+  { attribute: 'emails', noun: 'email', column: 'emails' },
+  { attribute: 'phoneNumbers', noun: 'phone number', column: 'phone_numbers' },
+] as const);
+export type MultiValuedUserAttribute = (typeof multiValuedUserAttributes)[number];
 
 export interface ScimName {
   formatted?: string;
@@ -34,6 +47,7 @@ export interface UserDoc {
   name: ScimName;
   displayName?: string;
   emails: ScimEmail[];
+  phoneNumbers: ScimPhoneNumber[];
   active: boolean;
   /** Attributes of the enterprise extension (`enterpriseUserSchema`), kept as sent. */
   enterprise: Record<string, unknown>;

@@ -1,5 +1,11 @@
-import { coreUserSchema, enterpriseUserSchema, nameFields, type UserDoc } from './documents';
-import { emailFilterAttributes, patchEmails, patchFilteredEmails } from './emails';
+import {
+  coreUserSchema,
+  enterpriseUserSchema,
+  multiValuedUserAttributes,
+  nameFields,
+  type UserDoc,
+} from './documents';
+import { multiValueFilterAttributes, patchFilteredMultiValue, patchMultiValue } from './multi-valued';
 import { applyEnterprise, normalizeManager } from './enterprise';
 import { readPatchOperations, type PatchOperation } from './operations';
 import { parsePath } from './paths';
@@ -18,6 +24,7 @@ import {
 const userSchemas = [coreUserSchema, enterpriseUserSchema];
 /** Read-only attributes: an explicit path to them is refused; inside a path-less value they are ignored. */
 const userReadOnly: ReadonlySet<string> = new Set(['id', 'meta', 'groups', 'schemas']);
+const multiValued = new Map(multiValuedUserAttributes.map((spec) => [spec.attribute.toLowerCase(), spec]));
 
 interface UserWork {
   doc: UserDoc;
@@ -49,7 +56,7 @@ function applyUserValueObject(work: UserWork, operation: PatchOperation, value: 
 
 /**
  * RFC 7643 core User attributes this service does not store. Identity providers send them by default
- * (Entra maps title, preferredLanguage, phoneNumbers and addresses), so they are accepted and dropped
+ * (Entra maps title, preferredLanguage and addresses), so they are accepted and dropped
  * rather than failing the provisioning of the user.
  */
 export const ignoredUserAttributes = new Set([
@@ -60,7 +67,6 @@ export const ignoredUserAttributes = new Set([
   'preferredlanguage',
   'locale',
   'timezone',
-  'phonenumbers',
   'ims',
   'photos',
   'addresses',
@@ -79,7 +85,7 @@ function applyUserPath(work: UserWork, operation: PatchOperation, path: string, 
   const { op, where } = operation;
   if (ignoredUserAttributes.has(leadingAttribute(path))) return;
   const parsed = parsePath(path, where, userSchemas, (attribute) =>
-    attribute === 'emails' ? emailFilterAttributes : undefined,
+    multiValued.has(attribute) ? multiValueFilterAttributes : undefined,
   );
   if (parsed === 'ignored') return;
   if (parsed.schema === enterpriseUserSchema.toLowerCase()) {
@@ -94,10 +100,12 @@ function applyUserPath(work: UserWork, operation: PatchOperation, path: string, 
     return;
   }
   if (userReadOnly.has(attribute)) throw mutability(`${where}: '${parsed.rawAttribute}' is read-only`);
-  if (attribute === 'emails') {
-    doc.emails = filter
-      ? patchFilteredEmails(doc.emails, operation, filter, parsed.rawSub, value, path)
-      : patchEmails(doc.emails, operation, parsed.rawSub, value, path);
+  const spec = multiValued.get(attribute);
+  if (spec) {
+    const current = doc[spec.attribute];
+    doc[spec.attribute] = filter
+      ? patchFilteredMultiValue(spec, current, operation, filter, parsed.rawSub, value, path)
+      : patchMultiValue(spec, current, operation, parsed.rawSub, value, path);
     return;
   }
   if (filter) throw invalidPath(`${where}: '${parsed.rawAttribute}' does not support a value filter`);
