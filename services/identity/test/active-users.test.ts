@@ -2,15 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identity, scim } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import { newUuid } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
-import { identityModule } from '../src/module';
+import { startIdentity, type IdentityUnderTest } from './fixture';
 
-const logger = createLogger('test', 'silent');
-let bus: Awaited<ReturnType<typeof testBus>>;
-let service: RunningService;
+let started: IdentityUnderTest | undefined;
 let client: RpcClient<typeof identity.IdentityService>;
 let scimClient: RpcClient<typeof scim.ScimService>;
 let teamA: { teamId: string };
@@ -31,27 +26,16 @@ async function createUser(team: { teamId: string }, userName: string): Promise<s
 }
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('identity');
-  service = await startService(identityModule({ onBootstrap: () => undefined }), {
-    logger,
-    bus,
-    env: {},
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  client = createRpcClient(identity.IdentityService, `127.0.0.1:${service.port}`);
-  scimClient = createRpcClient(scim.ScimService, `127.0.0.1:${service.port}`);
+  started = await startIdentity();
+  client = started.client;
+  scimClient = createRpcClient(scim.ScimService, started.address);
   teamA = { teamId: (await client.createTeam({ name: 'a', plan: 'enterprise' })).id };
   teamB = { teamId: (await client.createTeam({ name: 'b', plan: 'enterprise' })).id };
 });
 
 afterAll(async () => {
-  client?.close();
   scimClient?.close();
-  await service?.stop();
-  await bus?.close();
+  await started?.stop();
 });
 
 describe('FindActiveUsers', () => {

@@ -1,40 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identity } from '@costgov/contracts';
 import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
-import { identityModule } from '../src/module';
+import type { RpcClient } from '@costgov/rpc';
+import { startIdentity, type IdentityUnderTest } from './fixture';
 
-const logger = createLogger('test', 'silent');
-let bus: Awaited<ReturnType<typeof testBus>>;
-let service: RunningService;
+let started: IdentityUnderTest | undefined;
 let client: RpcClient<typeof identity.IdentityService>;
 let team: { teamId: string };
 let other: { teamId: string };
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('identity');
-  service = await startService(identityModule({ onBootstrap: () => undefined }), {
-    logger,
-    bus,
-    env: {},
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  client = createRpcClient(identity.IdentityService, `127.0.0.1:${service.port}`);
+  started = await startIdentity();
+  client = started.client;
   team = { teamId: (await client.createTeam({ name: 'scanning', plan: 'team' })).id };
   other = { teamId: (await client.createTeam({ name: 'other', plan: 'team' })).id };
   await client.grantScanCredits({ teamId: team.teamId, credits: 10n });
 });
 
 afterAll(async () => {
-  client?.close();
-  await service?.stop();
-  await bus?.close();
+  await started?.stop();
 });
 
 const balance = async (t = team) => Number((await client.getTeam({ id: t.teamId })).scanCredits);

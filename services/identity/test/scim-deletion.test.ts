@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { scim } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import type { RpcClient } from '@costgov/rpc';
-import { body, json, startScim, type ScimUnderTest } from './scim-fixture';
+import { body, json, startScim, type ScimUnderTest } from './fixture';
 
 /** SCIM DELETE of a user, seen from identity: what is kept, what SCIM sees, which events go out. */
 

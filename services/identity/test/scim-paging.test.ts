@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { body, json, startScim, type ScimUnderTest } from './scim-fixture';
+import { body, json, startScim, type ScimUnderTest } from './fixture';
 
 /**
  * SCIM list totals, whichever way they are found: counted, or taken from a page that is not full (the last

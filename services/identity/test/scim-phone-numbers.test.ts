@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { body, json, startScim, type ScimUnderTest } from './scim-fixture';
+import { body, json, startScim, type ScimUnderTest } from './fixture';
 
 /**
  * phoneNumbers as Microsoft Entra's default attribute mapping sends them (`phoneNumbers[type eq "work"].value`,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { scim } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import type { RpcClient } from '@costgov/rpc';
-import { body, json, startScim, type ScimUnderTest } from './scim-fixture';
+import { body, json, startScim, type ScimUnderTest } from './fixture';
 
 /**
  * SCIM PUT and PATCH that change nothing, as identity providers send them on every sync cycle (Okta pushes
