@@ -156,7 +156,7 @@ const cpuLine = (name: string, f: RunFigures) =>
     ? `CPU during ${name}, % of one core (CPU ms per request): ${[...f.cpu]
         .filter((c) => Number.isFinite(c.percent) && c.percent > 0)
         .sort((a, b) => b.percent - a.percent)
-        .map((c) => `${c.name} ${c.percent} (${((c.percent * 10) / f.requestsPerSecond).toFixed(2)})`)
+        .map((c) => `${c.name} ${c.percent} (${cpuMsPerRequest(f, [c.name])?.toFixed(2) ?? '-'})`)
         .join(', ')}`
     : undefined;
 

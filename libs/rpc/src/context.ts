@@ -11,6 +11,7 @@ export interface CallContext {
 }
 
 const metadataKeys = { teamId: 'x-team-id', requestId: 'x-request-id', actor: 'x-actor' } as const;
+const metadataFields = Object.keys(metadataKeys) as (keyof typeof metadataKeys)[];
 
 /**
  * Metadata values must be printable ASCII (grpc-js throws otherwise), so each value travels
@@ -29,9 +30,10 @@ export function metadataOf(ctx: CallContext): Metadata {
  */
 export function callHeaders(ctx: CallContext): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (ctx.teamId) headers['x-team-id'] = encodeURIComponent(wellFormed(ctx.teamId));
-  if (ctx.requestId) headers['x-request-id'] = encodeURIComponent(wellFormed(ctx.requestId));
-  if (ctx.actor) headers['x-actor'] = encodeURIComponent(wellFormed(ctx.actor));
+  for (const field of metadataFields) {
+    const value = ctx[field];
+    if (value) headers[metadataKeys[field]] = encodeURIComponent(wellFormed(value));
+  }
   injectTrace(headers, headerSetter);
   return headers;
 }
