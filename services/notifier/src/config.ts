@@ -9,11 +9,15 @@ const flag = z
 export const notifierConfig = z
   .object({
     /**
-     * Lifts the SSRF guard: webhooks may target private, loopback, link-local and other non-public
-     * addresses. For development and tests with local receivers; off in production.
+     * Lifts the SSRF guard: webhooks may target private, loopback and other non-public addresses, but
+     * never cloud metadata (link-local and the clouds' metadata addresses). For development, tests and
+     * in-cluster receivers.
      */
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag,
-    /** Comma-separated host names (or IP literals) exempt from the SSRF guard, e.g. an internal relay. */
+    /**
+     * Comma-separated host names (or IP literals) exempt from the SSRF guard, e.g. an internal relay. A
+     * listed IP literal opens even a cloud metadata address; a listed name never resolves to one.
+     */
     WEBHOOK_ALLOWED_HOSTS: z
       .string()
       .default('')

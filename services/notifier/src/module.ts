@@ -47,7 +47,7 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
       };
       if (policy.allowPrivateNetworks)
         logger.warn(
-          'WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhooks may reach private and loopback addresses',
+          'WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhooks may reach private and loopback addresses (not cloud metadata)',
         );
       const webhooks = webhooksFactory({ db, newId, now, policy });
       const deliveries = deliveriesFactory({ db, now });

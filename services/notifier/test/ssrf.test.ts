@@ -48,7 +48,7 @@ describe('outbound requests (SSRF guard)', () => {
     [
       'IPv4-mapped IPv6',
       'http://[::ffff:169.254.169.254]/',
-      'address 169.254.169.254 is link-local; refused',
+      'address 169.254.169.254 is link-local, where cloud metadata services live; refused',
     ],
     [
       'IPv4-compatible IPv6 of loopback',
@@ -140,6 +140,53 @@ describe('outbound requests (SSRF guard)', () => {
     receiver.received.length = 0;
     const open = createSender({ policy: { allowPrivateNetworks: true, allowedHosts: [] }, timeoutMs: 2_000 });
     expect(await open(request(receiver.url()))).toEqual({ status: 204, excerpt: '' });
+  });
+
+  describe('cloud metadata, when private networks are allowed', () => {
+    const open = { allowPrivateNetworks: true, allowedHosts: ['relay.internal'] };
+
+    it.each([
+      ['IMDS', 'http://169.254.169.254/latest/meta-data', 'address 169.254.169.254 is link-local'],
+      ['IMDS over IPv6', 'http://[fd00:ec2::254]/', 'address fd00:ec2::254 is a cloud metadata service'],
+      ['IPv4-mapped IMDS', 'http://[::ffff:169.254.169.254]/', 'address 169.254.169.254 is link-local'],
+      ['Alibaba metadata', 'http://100.100.100.200/latest/meta-data', 'address 100.100.100.200 is a cloud'],
+      ['IPv6 link-local', 'http://[fe80::1]/', 'address fe80::1 is link-local'],
+      [
+        'GCP metadata',
+        'http://metadata.google.internal/computeMetadata/v1/',
+        'host metadata.google.internal',
+      ],
+    ])('refuses %s before connecting', async (_, url, logged) => {
+      const { logger, lines } = warnings();
+      const send = createSender({ policy: open, timeoutMs: 2_000, resolveHost: resolverOf({}), logger });
+      expect(await send(request(url))).toEqual({ status: 0, excerpt: refusedExcerpts.address });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.reason).toContain(logged);
+    });
+
+    it.each([
+      ['a name resolving to IMDS', 'hooks.example.test', ['169.254.169.254']],
+      ['a name resolving to IMDS over IPv6', 'hooks.example.test', ['fd00:ec2::254']],
+      ['a name resolving to mapped IMDS', 'hooks.example.test', ['::ffff:169.254.169.254']],
+      ['a name resolving to Alibaba metadata', 'hooks.example.test', ['100.100.100.200']],
+      ['a name resolving to loopback and IMDS', 'hooks.example.test', ['127.0.0.1', '169.254.169.254']],
+      ['an allowed name resolving to IMDS', 'relay.internal', ['169.254.169.254']],
+    ])('refuses %s at connect time', async (_, host, addresses) => {
+      receiver.received.length = 0;
+      const { logger, lines } = warnings();
+      const send = createSender({
+        policy: open,
+        timeoutMs: 2_000,
+        resolveHost: resolverOf({ [host]: addresses }),
+        logger,
+      });
+      expect(await send(request(`http://${host}:${receiver.port}/hook`))).toEqual({
+        status: 0,
+        excerpt: refusedExcerpts.host,
+      });
+      expect(lines).toMatchObject([{ host, reason: expect.stringContaining('metadata') }]);
+      expect(receiver.received).toHaveLength(0);
+    });
   });
 
   it('does not follow redirects: a 3xx is the answer', async () => {

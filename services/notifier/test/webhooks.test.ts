@@ -107,11 +107,6 @@ describe('create', () => {
   it.each([
     ['a private IPv4 literal', 'http://10.0.0.1/hook', 'address 10.0.0.1 is private; refused'],
     ['loopback', 'http://127.0.0.1:8080/hook', 'address 127.0.0.1 is loopback; refused'],
-    [
-      'link-local (cloud metadata)',
-      'http://169.254.169.254/latest',
-      'address 169.254.169.254 is link-local; refused',
-    ],
     ['IPv6 loopback', 'http://[::1]/hook', 'address ::1 is loopback; refused'],
     ['IPv6 unique-local', 'http://[fd00::1]/hook', 'address fd00::1 is unique-local; refused'],
     ['IPv4-mapped IPv6', 'http://[::ffff:192.168.1.1]/hook', 'address 192.168.1.1 is private; refused'],
@@ -133,6 +128,47 @@ describe('create', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).details).toEqual([{ field: 'url', message }]);
     await expect(create({ url })).resolves.toBeDefined(); // the fixture allows private networks
+  });
+});
+
+describe('cloud metadata targets', () => {
+  it.each([
+    [
+      'IMDS',
+      'http://169.254.169.254/latest/meta-data',
+      'address 169.254.169.254 is link-local, where cloud metadata services live; refused',
+    ],
+    [
+      'IMDS over IPv6',
+      'http://[fd00:ec2::254]/',
+      'address fd00:ec2::254 is a cloud metadata service; refused',
+    ],
+    [
+      'IPv4-mapped IMDS',
+      'http://[::ffff:169.254.169.254]/',
+      'address 169.254.169.254 is link-local, where cloud metadata services live; refused',
+    ],
+    [
+      'GCP metadata',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'host metadata.google.internal is a cloud metadata service; refused',
+    ],
+    [
+      'Alibaba metadata',
+      'http://100.100.100.200/latest/meta-data',
+      'address 100.100.100.200 is a cloud metadata service; refused',
+    ],
+  ])('refuses %s even when private networks are allowed', async (_, url, message) => {
+    for (const notifier of [fixture, strict]) {
+      const error = await notifier.client
+        .createWebhook({ url, events: ['*'], description: '' }, team)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).details).toEqual([{ field: 'url', message }]);
+    }
+    const { webhook } = await create();
+    const error = await update({ id: webhook.id, url }).catch((e: unknown) => e);
+    expect((error as ValidationError).details).toEqual([{ field: 'url', message }]);
   });
 });
 

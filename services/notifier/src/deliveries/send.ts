@@ -2,9 +2,15 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import type { Logger } from '@costgov/log';
-import { addressProblem, bareHost, hostExempt, hostProblem, type AddressPolicy } from './address-policy';
+import {
+  addressProblem,
+  bareHost,
+  hostExempt,
+  hostProblem,
+  metadataAddressProblem,
+  type AddressPolicy,
+} from './address-policy';
 
 export interface OutboundRequest {
   url: string;
@@ -57,17 +63,18 @@ function notFound(hostname: string): NodeJS.ErrnoException {
 }
 
 /**
- * A DNS lookup that refuses non-public addresses: the check applies to what the connection will use,
- * at connect time, so a name that resolves elsewhere on the next query (DNS rebinding) gains nothing.
+ * A DNS lookup that refuses the addresses `problemOf` names: the check applies to what the connection
+ * will use, at connect time, so a name that resolves elsewhere on the next query (DNS rebinding) gains
+ * nothing.
  */
-function guardedLookup(resolve: Resolve, guard: boolean): LookupFunction {
+function guardedLookup(resolve: Resolve, problemOf: (address: string) => string | undefined): LookupFunction {
   return (hostname, options: LookupOptions, callback) => {
     resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[] | undefined) => {
       if (error) return callback(error, '', 0);
       // An empty answer is a name that does not resolve.
       if (!addresses || addresses.length === 0) return callback(notFound(hostname), '', 0);
-      for (const { address } of guard ? addresses : []) {
-        const problem = addressProblem(address);
+      for (const { address } of addresses) {
+        const problem = problemOf(address);
         if (problem) return callback(new RefusedAddressError(address, problem), '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -91,7 +98,8 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string 
 }
 
 /**
- * POSTs over node:http(s) with the SSRF guard (unless lifted for the host), `timeoutMs` for the whole
+ * POSTs over node:http(s) with the SSRF guard (for a host it is lifted for, cloud metadata is still
+ * refused, on the URL and on what the name resolves to), `timeoutMs` for the whole
  * exchange, no redirects followed (a 3xx is an answer like any other), and at most 1 KiB of the answer
  * read. Never rejects: every outcome is an AttemptResult.
  */
@@ -122,11 +130,7 @@ export function createSender({
       const host = bareHost(url.hostname);
       const exempt = hostExempt(policy, host);
       // An IP literal is connected to without a lookup, so it is judged here.
-      const literal = exempt
-        ? undefined
-        : ipaddr.isValid(host)
-          ? addressProblem(host)
-          : hostProblem(policy, host);
+      const literal = hostProblem(policy, host);
       if (literal) {
         refused(host, literal);
         return resolve({ status: 0, excerpt: refusedExcerpts.address });
@@ -146,7 +150,7 @@ export function createSender({
         req = client.request(url, {
           method: 'POST',
           headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
-          lookup: guardedLookup(resolveHost, !exempt),
+          lookup: guardedLookup(resolveHost, exempt ? metadataAddressProblem : addressProblem),
           agent: false,
         });
       } catch {
