@@ -16,7 +16,10 @@ export interface ConsumeOptions {
   durable: string;
   /** Event types, with NATS wildcards allowed after the service token: `budgets.project.deleted`, `budgets.>`. */
   types: string[];
-  /** Resolves: the message is acked. Rejects: it is redelivered after a backoff. */
+  /**
+   * Resolves: the message is acked. Rejects: it is redelivered after a backoff, or after the delay of a
+   * RedeliverLater the handler throws.
+   */
   handler: (event: CloudEvent, info: DeliveryInfo) => Promise<void>;
   /**
    * Failed deliveries before the message is given up on (terminated and logged at error). Default 10.

@@ -1,9 +1,16 @@
 import { isDatabaseUnavailable } from '@costgov/db';
 import { UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
-import { outageMaxDeliver, redeliveryDelayMs, type BusObserver, type ResolvedConsumeOptions } from './bus';
+import {
+  maxBackoffMs,
+  outageMaxDeliver,
+  redeliveryDelayMs,
+  type BusObserver,
+  type ResolvedConsumeOptions,
+} from './bus';
 import { fromWire, type CloudEvent, type WireMessage } from './cloudevent';
 import { matchesAny } from './patterns';
+import { RedeliverLater } from './redeliver';
 import { messageOf } from './thrown';
 import { withConsumeSpan, type SpanTarget } from './tracing';
 
@@ -79,6 +86,15 @@ async function settle({
     );
     return { kind: 'ack' };
   } catch (error) {
+    if (error instanceof RedeliverLater && deliveryCount < outageMaxDeliver) {
+      // The handler logged why and chose when: one line per retry is the handler's.
+      const delayMs = Math.min(Math.max(0, error.delayMs) || 0, maxBackoffMs);
+      logger.debug(
+        { ...fields, reason: error.message, retry_in_ms: delayMs },
+        'redelivery asked by the handler',
+      );
+      return { kind: 'nak', delayMs };
+    }
     if (isOutage(error) && deliveryCount < outageMaxDeliver) {
       // Not the message's fault: keep it until the dependency is back (the broker's bound is the limit).
       const delayMs = redeliveryDelayMs(options, deliveryCount);

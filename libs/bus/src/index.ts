@@ -24,3 +24,4 @@ export {
 export { decodeEvent, encodePayload } from './protobuf';
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './relay';
 export { consumeWithInbox, type InboxConsumeOptions } from './inbox';
+export { RedeliverLater } from './redeliver';
