@@ -14,6 +14,11 @@ export const scannerConfig = baseConfig
     SCANNER_MODE: z.enum(['api', 'worker', 'all']).default('all'),
     /** A scan `running` whose heartbeat is older than this is failed by the sweeper and refunded. */
     SCAN_STALE_MS: z.coerce.number().int().min(100).default(120_000),
+    /**
+     * A scan whose rules meet an unavailable dependency (costs, identity, Postgres) is retried, with
+     * backoff, until this long after it started; past it, it is failed and refunded. 0: never retried.
+     */
+    SCAN_RETRY_DEADLINE_MS: z.coerce.number().int().min(0).max(3_600_000).default(90_000),
     /** How often a worker reports a running scan (heartbeat_at and a `working` ack). */
     SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
     /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */

@@ -7,6 +7,7 @@ describe('scanner configuration', () => {
     expect(loadConfig(scannerConfig, {})).toMatchObject({
       SCANNER_MODE: 'all',
       SCAN_STALE_MS: 120_000,
+      SCAN_RETRY_DEADLINE_MS: 90_000,
       SCAN_HEARTBEAT_MS: 5_000,
       SCAN_ACK_WAIT_MS: 30_000,
       SCAN_EXTRA_DELAY_MS: 0,

@@ -1224,7 +1224,10 @@ export interface components {
       data: components['schemas']['Violation'];
     };
     /**
-     * @description `pending` → `running` → `completed` | `failed`. A scan whose worker stops reporting past a deadline is failed by a sweeper.
+     * @description `pending` → `running` → `completed` | `failed`. A scan stays `running` while it waits for a
+     *     service it reads from that is briefly unavailable: it is retried with backoff for up to 90 s
+     *     after it started (`SCAN_RETRY_DEADLINE_MS`), then `failed` with its credits refunded. A scan
+     *     whose worker stops reporting past a deadline is failed by a sweeper.
      * @enum {string}
      */
     ScanStatus: 'pending' | 'running' | 'completed' | 'failed';
@@ -1241,7 +1244,7 @@ export interface components {
       findings_count: number;
       /** @description Credits taken (one per connection of the project, at least one); 0 once a failed scan gave them back. */
       credits_used: number;
-      /** @description Why the scan failed; `null` unless `failed`. */
+      /** @description Why the scan failed; `null` unless `failed` (also while a `running` scan waits to be retried). */
       error: string | null;
       /** Format: date-time */
       started_at: string | null;

@@ -5,7 +5,7 @@ import type { RunRules } from './run-rules';
 
 /**
  * The rule catalogue run over the connections' data from costs, with the team's required tag keys from
- * identity. Costs or identity down rejects, which fails the scan (and refunds it).
+ * identity. Costs or identity down rejects with UnavailableError, which the worker retries.
  */
 export function runRulesOverRpc({
   scanData,

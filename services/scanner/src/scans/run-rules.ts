@@ -15,7 +15,8 @@ export interface ScanOutcome {
 
 /**
  * Runs the rule catalogue over the scanned connections' data. `progress` reports resources scanned so
- * far (written with the next heartbeat). Rejecting fails the scan with the error's message.
+ * far (written with the next heartbeat). Rejecting with an outage (retry.ts) has the scan retried until
+ * its retry deadline; any other rejection fails the scan with the error's message.
  */
 export type RunRules = (work: ScanWork, progress: (resourcesScanned: number) => void) => Promise<ScanOutcome>;
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { decodeEvent, type Bus, type Consumer, type DeliveryInfo } from '@costgov/bus';
+import { decodeEvent, RedeliverLater, type Bus, type Consumer, type DeliveryInfo } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { truncateChars } from '@costgov/errors';
@@ -9,6 +9,7 @@ import type { Logger } from '@costgov/log';
 import type { Outbox } from '@costgov/runtime';
 import { recordFindings } from '../findings/record';
 import { maxErrorChars, publishScanFinished } from './finished';
+import { isDependencyOutage, reasonOf, retryWait, type RetryPolicy } from './retry';
 import type { RunRules, ScanOutcome, ScanWork } from './run-rules';
 import type { ScanRow } from './scan';
 
@@ -26,6 +27,8 @@ export interface ScanWorkerOptions {
   ackWaitMs: number;
   /** Scans this process runs at once. */
   concurrency: number;
+  /** How a scan whose dependency is unavailable is tried again, and until when. */
+  retry: RetryPolicy;
 }
 
 /** Every worker process consumes under this one durable name, so the queue splits scans between them. */
@@ -37,13 +40,23 @@ const missedHeartbeats = 3;
 /** Raised when a scan is running elsewhere with a live worker: the message comes back later. */
 class ScanRunningElsewhere extends Error {}
 
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** A failed scan's `error` when a dependency stayed away past the retry deadline (users read it). */
+const gaveUp = (deadlineMs: number) =>
+  `A service the scan reads from stayed unavailable for more than ${deadlineMs / 1000} s ` +
+  'after the scan started; its credits are refunded. Start the scan again once the service is back.';
+
 /**
  * The worker side: takes `scanner.scan.requested` from the shared work queue and runs the scan. A
- * conditional UPDATE decides who runs a scan (pending, or running with a stale heartbeat), and every
- * later write names the run, so a scan taken over or swept is never completed by its earlier run.
+ * conditional UPDATE decides who runs a scan (pending, running with a stale heartbeat, or running and
+ * released for a retry), and every later write names the run, so a scan taken over or swept is never
+ * completed by its earlier run. A run that meets an unavailable dependency releases the scan, still
+ * `running`, and has its message redelivered after a backoff, until the retry deadline; any other
+ * failure fails the scan at once (and refunds it).
  */
 export async function startScanWorker(options: ScanWorkerOptions): Promise<Consumer> {
-  const { db, bus, outbox, newId, now, logger, runRules, heartbeatMs } = options;
+  const { db, bus, outbox, newId, now, logger, runRules, heartbeatMs, retry } = options;
   const log = logger.child({ component: 'scan-worker' });
   const takeoverMs = heartbeatMs * missedHeartbeats;
 
@@ -52,7 +65,8 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     const { rows } = await db.query<ScanRow>(
       `UPDATE scans SET status = 'running', worker_id = $2, heartbeat_at = $3,
          started_at = coalesce(started_at, $3), updated_at = $3
-       WHERE id = $1 AND (status = 'pending' OR (status = 'running' AND heartbeat_at < $4))
+       WHERE id = $1 AND (status = 'pending'
+                          OR (status = 'running' AND (worker_id IS NULL OR heartbeat_at < $4)))
        RETURNING *`,
       [scanId, runId, at, new Date(at.getTime() - takeoverMs)],
     );
@@ -80,8 +94,23 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     });
   }
 
-  async function fail(work: ScanWork, runId: string, error: unknown): Promise<boolean> {
-    const message = truncateChars(error instanceof Error ? error.message : String(error), maxErrorChars);
+  /**
+   * Hands a running scan back to the queue for a retry: no run holds it (any worker may claim it at
+   * once), and its heartbeat is now, so the sweeper leaves it alone while the retry waits (the wait is
+   * far shorter than SCAN_STALE_MS). False when it was swept or taken over meanwhile.
+   */
+  async function release(work: ScanWork, runId: string, scanned: number): Promise<boolean> {
+    const at = now();
+    const { rows } = await db.query(
+      `UPDATE scans SET worker_id = NULL, heartbeat_at = $3, resources_scanned = $4, updated_at = $3
+       WHERE id = $1 AND worker_id = $2 AND status = 'running' RETURNING id`,
+      [work.scanId, runId, at, scanned],
+    );
+    return rows.length > 0;
+  }
+
+  async function fail(work: ScanWork, runId: string, error: string): Promise<boolean> {
+    const message = truncateChars(error, maxErrorChars);
     return db.transaction(async (tx) => {
       const at = now();
       const { rows } = await tx.query<ScanRow>(
@@ -92,6 +121,43 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       // The refund follows from scanner.scan.failed (see refund-failed.ts), so it survives a crash here.
       if (rows[0]) await publishScanFinished(outbox, tx, rows[0]);
       return rows.length > 0;
+    });
+  }
+
+  /**
+   * After a run failed: an outage within the retry deadline releases the scan and throws RedeliverLater
+   * (the bus brings the message back after the wait); anything else fails the scan.
+   */
+  async function retryOrFail(
+    error: unknown,
+    attempt: {
+      work: ScanWork;
+      runId: string;
+      startedAt: Date;
+      info: DeliveryInfo;
+      scanned: number;
+      fields: Record<string, unknown>;
+    },
+  ): Promise<void> {
+    const { work, runId, fields } = attempt;
+    const outage = isDependencyOutage(error);
+    const waitMs = outage
+      ? retryWait(retry, {
+          startedAt: attempt.startedAt,
+          deliveryCount: attempt.info.deliveryCount,
+          now: now(),
+        })
+      : undefined;
+    if (waitMs === undefined) {
+      log.warn({ ...fields, err: error }, 'scan failed');
+      await fail(work, runId, outage ? gaveUp(retry.deadlineMs) : messageOf(error));
+      return;
+    }
+    if (!(await release(work, runId, attempt.scanned))) return; // swept or taken over meanwhile
+    const reason = reasonOf(error);
+    log.warn({ ...fields, reason, retry_in_ms: waitMs }, 'scan waits for an unavailable dependency');
+    throw new RedeliverLater(waitMs, `Scan ${work.scanId} waits for a dependency: ${reason}`, {
+      cause: error,
     });
   }
 
@@ -127,14 +193,14 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     }, heartbeatMs);
     try {
       let outcome: ScanOutcome;
+      let done: boolean;
       try {
         outcome = await runRules(work, (resources) => (scanned = resources));
+        done = await complete(work, runId, outcome);
       } catch (error) {
-        log.warn({ ...fields, err: error }, 'scan failed');
-        await fail(work, runId, error);
+        await retryOrFail(error, { work, runId, startedAt: claimed.started_at!, info, scanned, fields });
         return;
       }
-      const done = await complete(work, runId, outcome);
       log.info({ ...fields, resources_scanned: outcome.resourcesScanned, completed: done }, 'scan finished');
     } finally {
       clearInterval(heartbeat);

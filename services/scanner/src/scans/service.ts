@@ -30,6 +30,11 @@ export type ScansOptions = (
   findingsOf?: FindingsOfScan;
   /** A running scan silent for this long is failed and refunded by the sweeper. Default 2 min. */
   staleMs?: number;
+  /**
+   * How long after its start a scan whose dependency is unavailable is still retried; past it, the scan
+   * fails and is refunded. Default 90 s.
+   */
+  retryDeadlineMs?: number;
   /** How often the sweeper looks. Default a quarter of staleMs, at most 30 s. */
   sweepIntervalMs?: number;
   heartbeatMs?: number;
@@ -78,6 +83,12 @@ export async function startScans(
     handler: refundFailedScan(credits),
   });
   const staleMs = options.staleMs ?? 120_000;
+  // A retry waits at most a quarter of staleMs, so the sweeper never takes a waiting scan for a lost one.
+  const retry = {
+    deadlineMs: options.retryDeadlineMs ?? 90_000,
+    firstWaitMs: 1_000,
+    maxWaitMs: Math.min(30_000, Math.floor(staleMs / 4)),
+  };
   const sweeper = scanSweeper({ ...ctx, staleMs });
   sweeper.start(options.sweepIntervalMs ?? Math.min(Math.max(staleMs / 4, 100), 30_000));
   const worker =
@@ -89,6 +100,7 @@ export async function startScans(
           heartbeatMs: options.heartbeatMs ?? 5_000,
           ackWaitMs: options.ackWaitMs ?? 30_000,
           concurrency: options.concurrency ?? 2,
+          retry,
         });
   return async () => {
     await worker?.stop();
