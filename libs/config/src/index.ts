@@ -40,6 +40,17 @@ export function loadConfigOrExit<S extends z.ZodType>(
 
 /** Common variables. Every service reads these; each adds its own. */
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+/**
+ * METRICS_HOST: where /metrics and /healthz listen. Loopback by default: the metrics tell routes,
+ * volumes and backlogs to whoever reaches them, so opening them (0.0.0.0 in the deploy files, for
+ * Prometheus and the probes) is the deployment's choice.
+ */
+export const metricsHost = z
+  .string()
+  .trim()
+  .min(1, 'must be an address, e.g. 127.0.0.1 or 0.0.0.0')
+  .default('127.0.0.1');
 export const optionalUrl = z
   .string()
   .url()

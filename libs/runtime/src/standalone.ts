@@ -3,6 +3,7 @@ import {
   ConfigError,
   drainMsOf,
   loadConfigOrExit,
+  metricsHost,
   port,
   shutdownDrainMs,
   z,
@@ -15,7 +16,7 @@ import { startService, type ServiceModule } from './service';
 
 /**
  * Composition root of a service running as its own process: configuration from the environment,
- * NATS (or the in-process bus), its database, gRPC on GRPC_PORT, metrics on METRICS_PORT, and a
+ * NATS (or the in-process bus), its database, gRPC on GRPC_PORT, metrics on METRICS_HOST:METRICS_PORT, and a
  * graceful stop on SIGTERM/SIGINT.
  */
 export async function runStandalone(module: ServiceModule, defaults: { grpcPort: number }): Promise<void> {
@@ -23,6 +24,7 @@ export async function runStandalone(module: ServiceModule, defaults: { grpcPort:
     baseConfig.extend({
       GRPC_HOST: z.string().default('0.0.0.0'),
       GRPC_PORT: port(defaults.grpcPort),
+      METRICS_HOST: metricsHost,
       METRICS_PORT: port(9464),
       SHUTDOWN_DRAIN_MS: shutdownDrainMs,
     }),
@@ -45,7 +47,7 @@ export async function runStandalone(module: ServiceModule, defaults: { grpcPort:
     dataDir: config.DATA_DIR,
     grpcAddress: `${config.GRPC_HOST}:${config.GRPC_PORT}`,
   }).catch(failedToStart);
-  const metricsServer = await startMetricsServer(config.METRICS_PORT, { logger });
+  const metricsServer = await startMetricsServer(config.METRICS_PORT, { host: config.METRICS_HOST, logger });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -206,6 +206,7 @@ export function observeRpcCall(
 }
 
 export interface MetricsServerOptions {
+  /** Address to listen on (METRICS_HOST); loopback unless the deployment opens it. */
   host?: string;
   /** Told when the port is taken and when binding finally succeeds or is given up. */
   logger?: { warn(fields: object, message: string): void; info(fields: object, message: string): void };
@@ -226,7 +227,7 @@ export interface MetricsServer {
  * process this one replaces, say) never ends the process: binding is retried in the background.
  */
 export function startMetricsServer(port: number, options: MetricsServerOptions = {}): Promise<MetricsServer> {
-  const { host = '0.0.0.0', logger, retryEveryMs = 1_000, retryForMs = 60_000 } = options;
+  const { host = '127.0.0.1', logger, retryEveryMs = 1_000, retryForMs = 60_000 } = options;
   const server = http.createServer(async (req, res) => {
     if (req.url === '/metrics') {
       res.setHeader('Content-Type', registry.contentType);

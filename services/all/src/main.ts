@@ -5,19 +5,23 @@ import { installProcessGuards } from '@costgov/runtime';
 import { startMetricsServer } from '@costgov/telemetry';
 import { startSystem, systemConfig } from './system';
 
+/** A listening address as a URL's host: any-address means this machine, IPv6 goes in brackets. */
+const urlHost = (host: string) =>
+  host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+
 async function main() {
   const config = loadConfigOrExit(systemConfig);
   const logger = createLogger('costgov', config.LOG_LEVEL);
   installProcessGuards(logger);
   const system = await startSystem(config, logger);
-  const metricsServer = await startMetricsServer(config.METRICS_PORT, { logger });
+  const metricsServer = await startMetricsServer(config.METRICS_PORT, { host: config.METRICS_HOST, logger });
   const mode = config.DATABASE_URL ? 'Postgres' : `PGlite under ${config.DATA_DIR}`;
   const busMode = config.NATS_URL ? 'NATS JetStream' : 'the in-process bus';
   // stderr: stdout carries only JSON log lines, so that a log collector can parse every one of them.
   process.stderr.write(
     `\nCost governance API listening on ${system.url} (${mode}, ${busMode}).\n` +
       `  OpenAPI document: ${system.url}/v1/openapi.json\n` +
-      `  Metrics:          http://localhost:${metricsServer.port}/metrics\n` +
+      `  Metrics:          http://${urlHost(config.METRICS_HOST)}:${metricsServer.port}/metrics\n` +
       (system.bootstrap
         ? ''
         : '  API key:          the team was bootstrapped on an earlier start (GUARD_BOOTSTRAP_API_KEY or the key printed then).\n') +

@@ -1,4 +1,4 @@
-import { baseConfig, port, shutdownDrainMs, z } from '@costgov/config';
+import { baseConfig, metricsHost, port, shutdownDrainMs, z } from '@costgov/config';
 
 const trustProxy = z
   .string()
@@ -15,6 +15,7 @@ export const gatewayConfig = baseConfig
   .extend({
     PORT: port(8080),
     HOST: z.string().default('0.0.0.0'),
+    METRICS_HOST: metricsHost,
     METRICS_PORT: port(9464),
     IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
     BUDGETS_ADDR: z.string().default('127.0.0.1:50052'),

@@ -27,7 +27,7 @@ async function main() {
     await bus?.close();
     process.exit(1);
   });
-  const metricsServer = await startMetricsServer(config.METRICS_PORT, { logger });
+  const metricsServer = await startMetricsServer(config.METRICS_PORT, { host: config.METRICS_HOST, logger });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
