@@ -1,0 +1,3 @@
+import { libraryConfig } from '../build/library.mjs';
+
+export default libraryConfig();
