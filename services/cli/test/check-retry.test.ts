@@ -173,10 +173,17 @@ describe('check could not check (exit 2)', () => {
     ]);
     const result = await check('--retry-for', '1s', '--json');
     expect(result.code).toBe(2);
-    expect(result.stdout).toBe('');
+    const reason = `GET ${projectPath} answered 429 (rate limited, request req_2); gave up: 1 s waited, and 1 s more would pass --retry-for 1s: trouble 429`;
+    // stdout keeps only the result: with --json, the check's error result.
+    expect(JSON.parse(result.stdout)).toEqual({
+      version: 1,
+      verdict: 'error',
+      project: { id: projectId },
+      error: { message: reason },
+    });
     expect(lines(result.stderr)).toEqual([
       `GET ${projectPath} answered 429 (rate limited, request req_1); retrying in 1 s (Retry-After)`,
-      `error: could not check project ${projectId}: GET ${projectPath} answered 429 (rate limited, request req_2); gave up: 1 s waited, and 1 s more would pass --retry-for 1s: trouble 429`,
+      `error: could not check project ${projectId}: ${reason}`,
     ]);
     expect(sent).toHaveLength(2);
   });

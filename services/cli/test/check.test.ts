@@ -496,3 +496,124 @@ describe('costgov check when it cannot check (exit 2)', () => {
     expect(result.stderr).toMatch(message);
   });
 });
+
+/** An XML attribute's text as written (the five predefined entities). */
+const unescapeXml = (text: string) =>
+  text.replace(/&(lt|gt|quot|apos|amp);/g, (_, name: string) => xmlEntities[name]!);
+const xmlEntities: Record<string, string> = { lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' };
+
+describe('the reports of a check that could not be made (exit 2)', () => {
+  /** JUnit, SARIF and JSON asked for: each must say why, and the upload steps after it find their files. */
+  const reportArgs = (name: string) => {
+    const junit = join(reports, `${name}.xml`);
+    const sarif = join(reports, `${name}.sarif`);
+    return { junit, sarif, argv: ['--junit', junit, '--sarif', sarif, '--json'] };
+  };
+  const asBootstrap = () => ({ COSTGOV_URL: rest.system.url, COSTGOV_API_KEY: bootstrapKey });
+  let nowhere = '';
+  beforeAll(async () => {
+    nowhere = `http://127.0.0.1:${await freePort()}`;
+  });
+
+  it.each([
+    [
+      'an unknown project',
+      asBootstrap,
+      (reports: string[]) => ['--project', 'prj_unknown', ...reports],
+      'prj_unknown',
+      /Project 'prj_unknown' was not found/,
+    ],
+    [
+      'a wrong key',
+      () => ({ COSTGOV_URL: rest.system.url, COSTGOV_API_KEY: 'cg_live_wrongwrongwrongwrongwrongwrong00' }),
+      (reports: string[]) => ['--project', 'prj_x', ...reports],
+      'prj_x',
+      /Missing or invalid credential/,
+    ],
+    [
+      'no key',
+      () => ({ COSTGOV_URL: rest.system.url }),
+      (reports: string[]) => ['--project', 'prj_x', ...reports],
+      'prj_x',
+      /--api-key or set COSTGOV_API_KEY/,
+    ],
+    [
+      'an unreachable gateway',
+      () => ({ COSTGOV_URL: nowhere, COSTGOV_API_KEY: bootstrapKey }),
+      (reports: string[]) => ['--project', 'prj_x', ...reports],
+      'prj_x',
+      /cannot reach the API at http:\/\/127\.0\.0\.1:\d+/,
+    ],
+    [
+      'a missing --project',
+      asBootstrap,
+      (reports: string[]) => [...reports],
+      null,
+      /required option '--project <project-id>' not specified/,
+    ],
+    [
+      'an unknown --fail-on after the report paths',
+      asBootstrap,
+      (reports: string[]) => ['--project', 'prj_x', ...reports, '--fail-on', 'severe'],
+      'prj_x',
+      /argument 'severe' is invalid/,
+    ],
+  ])(
+    '%s: JUnit in error, SARIF of a failed run, JSON verdict error',
+    async (name, env, argv, project, why) => {
+      const files = reportArgs(name.replace(/\W+/g, '-'));
+      const result = await cliWith(env(), 'check', ...argv(files.argv));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(why);
+
+      const json = JSON.parse(result.stdout) as {
+        verdict: string;
+        project: unknown;
+        error: { message: string };
+      };
+      expect(validateResult(json), ajv.errorsText(validateResult.errors)).toBe(true);
+      expect(json).toMatchObject({ version: 1, verdict: 'error', project: { id: project } });
+      expect(json.error.message).toMatch(why);
+
+      const xml = await validJunit(files.junit);
+      expect(xml).toMatch(/<testsuites [^>]*tests="1" failures="0" errors="1"/);
+      expect(xml).toContain('<testcase classname="costgov.');
+      const error = unescapeXml(/<error message="([^"]*)" type="could-not-check"/.exec(xml)?.[1] ?? '');
+      expect(error).toMatch(why);
+      expect(error).toMatch(project ? `could not check project ${project}: ` : 'could not check: ');
+
+      const log = await validSarif(files.sarif);
+      const [run] = log.runs;
+      expect(log.runs).toHaveLength(1);
+      expect(run!.tool.driver.name).toBe('costgov');
+      expect(run!.results).toEqual([]);
+      expect(run!.invocations).toHaveLength(1);
+      expect(run!.invocations![0]).toMatchObject({ executionSuccessful: false, exitCode: 2 });
+      const notifications = run!.invocations![0]!.toolExecutionNotifications!;
+      expect(notifications).toHaveLength(1);
+      expect(notifications[0]!.level).toBe('error');
+      expect(notifications[0]!.message.text).toMatch(why);
+      expect(run!.automationDetails?.id).toBe(project ? `costgov-check/${project}/` : undefined);
+    },
+  );
+
+  it('a report that cannot be written: the other one says so', async () => {
+    const project = await created('/v1/guard/projects', { name: 'half-writable' });
+    const sarif = join(reports, 'half-writable.sarif');
+    const unwritable = join(reports, 'missing-dir', 'r.xml');
+    const result = await check('--project', project, '--junit', unwritable, '--sarif', sarif);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/cannot write .*missing-dir/);
+    const log = await validSarif(sarif);
+    expect(log.runs[0]!.invocations![0]!.executionSuccessful).toBe(false);
+    expect(log.runs[0]!.invocations![0]!.toolExecutionNotifications![0]!.message.text).toMatch(
+      /cannot write .*missing-dir/,
+    );
+  });
+
+  it('without reports asked for, writes nothing and keeps stdout empty', async () => {
+    const result = await check('--project', 'prj_unknown');
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+  });
+});

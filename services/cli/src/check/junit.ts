@@ -1,6 +1,6 @@
 import junitReportBuilder from 'junit-report-builder';
 import type { CheckItem, CheckOutcome } from './gate';
-import { verdictLine } from './report';
+import { couldNotCheckLine, verdictLine } from './report';
 
 const kinds: ReadonlyArray<{ kind: CheckItem['kind']; suite: string }> = [
   { kind: 'violation', suite: 'violations' },
@@ -43,5 +43,25 @@ export function junitXml(outcome: CheckOutcome, checkedAt: Date): string {
       else testCase.standardOutput(`${item.severity ?? item.status}: ${item.message}`);
     }
   }
+  return builder.build();
+}
+
+/**
+ * The report when the check could not be made (exit 2): the `policy` suite with one test case in
+ * error (a fault, not a failed assertion) whose message says why, so that the CI server shows the
+ * reason where it would show the verdict, and an upload step finds its file.
+ */
+export function junitCouldNotCheck(projectId: string | undefined, reason: string, at: Date): string {
+  const builder = junitReportBuilder
+    .newBuilder()
+    .name(['costgov check', projectId].filter(Boolean).join(' '));
+  builder
+    .testSuite()
+    .name('policy')
+    .timestamp(at)
+    .testCase()
+    .className(`costgov.${projectId ?? 'unknown'}.policy`)
+    .name('the check could be made')
+    .error(couldNotCheckLine(projectId, reason), 'could-not-check');
   return builder.build();
 }

@@ -26,6 +26,31 @@ export interface CheckReportJson {
   }>;
 }
 
+/**
+ * The `--json` result when the check could not be made (exit 2), also version 1: `verdict` is `error`
+ * and `error.message` says why (the stderr line without its prefix).
+ */
+export interface CheckErrorJson {
+  version: 1;
+  verdict: 'error';
+  /** `id` is null when the command stopped before it knew the project (a usage error). */
+  project: { id: string | null };
+  error: { message: string };
+}
+
+/** Why the check could not be made, as stderr, the reports and the JSON result say it. */
+export const couldNotCheckLine = (projectId: string | undefined, reason: string): string =>
+  projectId ? `could not check project ${projectId}: ${reason}` : `could not check: ${reason}`;
+
+export function errorJson(projectId: string | undefined, reason: string): CheckErrorJson {
+  return {
+    version: 1,
+    verdict: 'error',
+    project: { id: projectId ?? null },
+    error: { message: reason },
+  };
+}
+
 /** Failed items first, then the most severe, then by id, so the output is stable from run to run. */
 function ordered(items: readonly CheckItem[]): CheckItem[] {
   const rank = (item: CheckItem) => (item.severity === null ? -1 : rankOf(item.severity));

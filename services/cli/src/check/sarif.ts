@@ -2,11 +2,14 @@ import { SarifBuilder, SarifResultBuilder, SarifRuleBuilder, SarifRunBuilder } f
 import type { components } from '@costgov/client';
 import type { CheckItem, CheckOutcome } from './gate';
 import { maxSpendRule } from './gate';
+import { couldNotCheckLine } from './report';
 import { sarifLevelOf, type Severity } from './severity';
 
 type Rule = components['schemas']['Rule'];
 
 export const toolName = 'costgov';
+
+const automationId = (projectId: string) => `costgov-check/${projectId}/`;
 
 /**
  * Where results point in the repository. GitHub code scanning shows a result only with a physical
@@ -68,7 +71,7 @@ export function sarifLog(
   { artifactPath, version }: { artifactPath: string; version: string },
 ): string {
   const run = new SarifRunBuilder({
-    automationDetails: { id: `costgov-check/${outcome.project.id}/` },
+    automationDetails: { id: automationId(outcome.project.id) },
   }).initSimple({ toolDriverName: toolName, toolDriverVersion: version });
   for (const rule of rulesOf(scanRules)) run.addRule(rule);
 
@@ -102,10 +105,44 @@ export function sarifLog(
       }),
     );
   }
+  return logOf(run);
+}
+
+function logOf(run: SarifRunBuilder): string {
   const log = new SarifBuilder({
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
   });
   log.addRun(run);
   return log.buildSarifJsonString({ indent: true });
+}
+
+/**
+ * The log when the check could not be made (exit 2): a run of costgov marked as failed
+ * (`executionSuccessful: false`, the reason as an error notification) with no results. GitHub code
+ * scanning takes such a run as an unsuccessful execution: it shows the reason on its tool status page
+ * and keeps the alerts open, where an empty log of a successful run would close them all.
+ */
+export function sarifCouldNotCheck(
+  projectId: string | undefined,
+  reason: string,
+  { version }: { version: string },
+): string {
+  const run = new SarifRunBuilder({
+    ...(projectId ? { automationDetails: { id: automationId(projectId) } } : {}),
+    invocations: [
+      {
+        executionSuccessful: false,
+        exitCode: 2,
+        toolExecutionNotifications: [
+          {
+            level: 'error',
+            descriptor: { id: 'could-not-check' },
+            message: { text: couldNotCheckLine(projectId, reason) },
+          },
+        ],
+      },
+    ],
+  }).initSimple({ toolDriverName: toolName, toolDriverVersion: version });
+  return logOf(run);
 }

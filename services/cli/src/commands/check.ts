@@ -1,14 +1,15 @@
+import { writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command, type CommanderError } from 'commander';
 import { DomainError } from '@costgov/errors';
 import { version } from '../../package.json';
 import { answer, guardClient, withApiOptions, type ApiOptions } from '../api';
 import { retryDuration } from '../arguments';
 import { formatDuration } from '../duration';
 import { checkProject, type CheckPolicy } from '../check/gate';
-import { junitXml } from '../check/junit';
-import { reportJson, reportText } from '../check/report';
-import { defaultSarifPath, sarifLog } from '../check/sarif';
+import { junitCouldNotCheck, junitXml } from '../check/junit';
+import { couldNotCheckLine, errorJson, reportJson, reportText } from '../check/report';
+import { defaultSarifPath, sarifCouldNotCheck, sarifLog } from '../check/sarif';
 import { scanAndWait } from '../check/scan';
 import { severities, type Severity } from '../check/severity';
 import type { Io } from '../output';
@@ -56,10 +57,20 @@ function percentage(text: string): number {
  * something does (the table lists it), 2 when the check could not be made: bad arguments (commander's
  * usage errors), no key, an unreachable gateway, a refused key, an unknown project, a server error, a
  * 429 or 503 that outlasts `--retry-for`, or a report file that cannot be written. A gate must never
- * pass because it could not look.
+ * pass because it could not look. Then the reports asked for still say so (`reportCouldNotCheck`).
  */
 export function registerCheck(program: Command, act: Act, io: Io): void {
-  withApiOptions(program.command('check'), io.env)
+  const check = program.command('check');
+  // A usage error found once --junit, --sarif or --json were read (a missing --project, a bad value
+  // after them): commander has printed it, and the reports say it before the error ends the run.
+  check.exitOverride((error: CommanderError) => {
+    if (error.exitCode !== 0) {
+      const options = check.optsWithGlobals<Partial<CheckOptions> & { json?: boolean }>();
+      reportCouldNotCheck(io, options, error.message.replace(/^error: /, ''));
+    }
+    throw error;
+  });
+  withApiOptions(check, io.env)
     .description(
       "fail a pipeline on a project's open violations and findings at or above a severity, or on budgets over a spend limit (exit 0 pass, 1 failed, 2 could not check)",
     )
@@ -146,15 +157,50 @@ export function registerCheck(program: Command, act: Act, io: Io): void {
         } catch (error) {
           const text = error instanceof Error ? error.message : String(error);
           const message = gaveUp ? `${gaveUp}: ${text}` : text;
-          const details =
-            error instanceof DomainError
-              ? error.details.map(({ field, message: text }) => `  ${field}: ${text}\n`).join('')
-              : '';
-          io.stderr.write(`error: could not check project ${options.project}: ${message}\n${details}`);
+          const details = error instanceof DomainError ? error.details : [];
+          io.stderr.write(
+            `error: ${couldNotCheckLine(options.project, message)}\n${details.map(({ field, message: text }) => `  ${field}: ${text}\n`).join('')}`,
+          );
+          const reason = [message, ...details.map(({ field, message: text }) => `${field}: ${text}`)].join(
+            '; ',
+          );
+          reportCouldNotCheck(io, { ...options, json: globals.json }, reason);
           exitWith(checkExitCodes.couldNotCheck);
         }
       }),
     );
+}
+
+/**
+ * What a run that could not check leaves behind: the JUnit and SARIF reports it was asked for, saying
+ * why (an upload step after it finds its file, and shows the reason), and with --json the error result
+ * on stdout. A report that cannot be written is one more line on stderr; the exit stays 2. Synchronous,
+ * because commander's usage errors end the run from a synchronous callback.
+ */
+function reportCouldNotCheck(
+  io: Io,
+  options: Partial<Pick<CheckOptions, 'project' | 'junit' | 'sarif'>> & { json?: boolean },
+  reason: string,
+): void {
+  const reports = [
+    options.junit && {
+      path: options.junit,
+      text: () => junitCouldNotCheck(options.project, reason, new Date()),
+    },
+    options.sarif && {
+      path: options.sarif,
+      text: () => sarifCouldNotCheck(options.project, reason, { version }),
+    },
+  ];
+  for (const report of reports) {
+    if (!report) continue;
+    try {
+      writeFileSync(report.path, report.text(), 'utf8');
+    } catch (error) {
+      io.stderr.write(`error: cannot write ${report.path}: ${(error as Error).message}\n`);
+    }
+  }
+  if (options.json) io.stdout.write(`${JSON.stringify(errorJson(options.project, reason), null, 2)}\n`);
 }
 
 /** Writes a report file; a path that cannot be written is a DomainError naming it. */
