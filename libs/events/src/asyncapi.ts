@@ -5,16 +5,24 @@ import { defaultNamespace, streamOf, streamSubjectsOf, subjectOf } from './subje
 /** The version of the event catalogue: the major follows the proto package (`costgov.events.v1`). */
 export const catalogueVersion = '1.0.0';
 
+/** Names in the document carry the namespace as a template: `{namespace}` in subjects, upper case in streams. */
 const namespaceParameter = '{namespace}';
+const streamNamespace = '{NAMESPACE}';
+const durableParameter = '{durable}';
 const ref = ($ref: string) => ({ $ref });
 
 const consumerSnippet = (type: EventType) =>
   [
     '```ts',
+    '// An ES module (top-level await): a .mts file, or .ts in a package with "type": "module".',
     "import { connectEvents } from '@costgov/events';",
     '',
-    "const events = await connectEvents({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });",
+    'const events = await connectEvents({',
+    "  servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',",
+    `  namespace: process.env.EVENT_NAMESPACE ?? '${defaultNamespace}', // the deployment's EVENT_NAMESPACE`,
+    '});',
     `await events.subscribe('${type}', {`,
+    "  // A new durable first receives every event the stream still holds; startFrom: 'new' skips them.",
     "  durable: 'my-team-service',",
     '  handler: async (data, event) => {',
     '    // data: the decoded payload; event.attributes: ce-id, ce-source, ce-time, ...',
@@ -23,6 +31,31 @@ const consumerSnippet = (type: EventType) =>
     '```',
   ].join('\n');
 
+/**
+ * What the NATS user of a consumer may do for libs/events' `subscribe` (and `nats consumer add`) to
+ * create or update its durable, pull and settle: the JetStream API subjects on the type's stream.
+ */
+function consumerPermissions(type: EventType) {
+  const stream = streamOf(streamNamespace, type);
+  return {
+    description: `Allow these to the consumer's NATS user (NATS 2.9 or newer; ${durableParameter} is its durable name). The durable is created, or brought to the subscription's settings, by the consumer itself.`,
+    publish: [
+      '$JS.API.INFO',
+      `$JS.API.STREAM.INFO.${stream}`,
+      `$JS.API.CONSUMER.CREATE.${stream}.${durableParameter}.>`,
+      `$JS.API.CONSUMER.INFO.${stream}.${durableParameter}`,
+      `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durableParameter}`,
+      `$JS.ACK.${stream}.${durableParameter}.>`,
+    ],
+    subscribe: ['_INBOX.>'],
+    publishToCreateTheStream: {
+      description:
+        'Only for a consumer that may start before the producing service ever published: it then creates the stream with the settings under `x-jetstream` of the channel.',
+      publish: [`$JS.API.STREAM.CREATE.${stream}`],
+    },
+  };
+}
+
 function channel(type: EventType) {
   const { summary } = catalogue[type];
   return {
@@ -30,14 +63,13 @@ function channel(type: EventType) {
     title: type,
     summary,
     description: [
-      `Stored in the JetStream stream \`${streamOf(defaultNamespace, type)}\` (\`${streamOf(namespaceParameter, type)}\` in other namespaces), which holds every subject of the producing service (\`${streamSubjectsOf(namespaceParameter, type)}\`).`,
-      'Bind a durable pull consumer with explicit acks on that stream, filtered on this subject (see `x-jetstream`).',
+      `Stored in the JetStream stream \`${streamOf(streamNamespace, type)}\` (the namespace in upper case), which holds every subject of the producing service (\`${streamSubjectsOf(namespaceParameter, type)}\`).`,
+      'Bind a durable pull consumer with explicit acks on that stream, filtered on this subject (see `x-jetstream` of the receive operation).',
     ].join(' '),
     parameters: { namespace: ref('#/components/parameters/namespace') },
     messages: { [type]: ref(`#/components/messages/${type}`) },
     'x-jetstream': {
-      stream: streamOf(defaultNamespace, type),
-      streamTemplate: `{NAMESPACE}_${serviceOf(type).toUpperCase()}`,
+      stream: streamOf(streamNamespace, type),
       streamSubjects: streamSubjectsOf(namespaceParameter, type),
       storage: 'file',
       retention: 'limits',
@@ -49,6 +81,8 @@ function channel(type: EventType) {
 }
 
 function operation(type: EventType) {
+  const stream = streamOf(streamNamespace, type);
+  const filterSubject = subjectOf(namespaceParameter, type);
   return {
     action: 'receive',
     channel: ref(`#/channels/${type}`),
@@ -58,19 +92,23 @@ function operation(type: EventType) {
     description: [
       'Consume with a durable pull consumer: ack once the effect is done, nak with a backoff on failure (the',
       'message is redelivered), term a message you cannot decode. Delivery is at least once: dedupe on `ce-id`.',
+      'A new durable first receives every event its stream still holds, then the new ones (deliver policy',
+      '`all`); `new` starts it at the next event. Creating it takes the rights under `x-jetstream.permissions`.',
       '',
       consumerSnippet(type),
     ].join('\n'),
     'x-jetstream': {
-      stream: streamOf(defaultNamespace, type),
+      stream,
       consumer: {
-        durable: 'your service name (one per effect; replicas sharing it split the work)',
+        durable: `${durableParameter}: your service's name (one per effect; replicas sharing it split the work)`,
         type: 'pull',
         ackPolicy: 'explicit',
-        deliverPolicy: 'all',
-        filterSubject: subjectOf(defaultNamespace, type),
+        deliverPolicy:
+          'all: a new durable first receives every retained event (`new` for only the next ones; libs/events startFrom)',
+        filterSubject,
       },
-      cli: `nats consumer add ${streamOf(defaultNamespace, type)} my-service --pull --ack explicit --deliver all --filter ${subjectOf(defaultNamespace, type)} --max-deliver 10 --wait 30s --defaults`,
+      permissions: consumerPermissions(type),
+      cli: `nats consumer add ${stream} ${durableParameter} --pull --ack explicit --deliver all --filter ${filterSubject} --max-deliver 10 --wait 30s --defaults`,
     },
   };
 }
@@ -144,13 +182,14 @@ export function asyncApiDocument(describe?: Describe) {
       description: [
         'Every CloudEvent the platform publishes on NATS JetStream, for services of other teams.',
         '',
-        `- Subject: \`<namespace>.<type>\`, the namespace \`${defaultNamespace}\` unless the deployment sets \`EVENT_NAMESPACE\`.`,
-        '- One stream per producing service: `<NAMESPACE>_<SERVICE>` holds `<namespace>.<service>.>`.',
+        `- Names carry the deployment's namespace, \`EVENT_NAMESPACE\` (\`${defaultNamespace}\` unless set): a type's subject is \`{namespace}.<type>\` (the channel parameter \`namespace\`), and each producing service has one stream, \`{NAMESPACE}_<SERVICE>\` (the namespace in upper case), holding \`{namespace}.<service>.>\`. In the default namespace, \`budgets.budget.breached\` is published on \`${subjectOf(defaultNamespace, 'budgets.budget.breached')}\` into the stream \`${streamOf(defaultNamespace, 'budgets.budget.breached')}\`.`,
         '- CloudEvents 1.0 binary mode: attributes in `ce-*` headers, the payload is the proto message of `proto/costgov/events/v1/events.proto` in its proto3 JSON form (lowerCamelCase names, 64-bit integers as strings, every non-optional field written).',
         '- Delivery is at least once: dedupe on `ce-id`.',
+        "- A consumer is a durable pull consumer with explicit acks, filtered on the type's subject. A new durable first receives every event its stream still holds (deliver policy `all`; `startFrom: 'new'` in `@costgov/events` starts it at the next event), then keeps its place.",
+        "- Rights: the consumer creates or updates its durable itself, so its NATS user needs JetStream API rights on the stream besides pulling and acking: each receive operation lists them under `x-jetstream.permissions` (`{durable}` is the durable's name).",
         '- Versioning: within a major version fields are only added, never renamed, retyped or removed (`buf breaking` checks the proto files in CI); readers must ignore unknown fields. A breaking change is a new type or a new proto package (`v2`).',
         '',
-        'The TypeScript package `@costgov/events` (libs/events) subscribes by type with this document’s streams and schemas.',
+        'The TypeScript package `@costgov/events` subscribes by type with this document’s streams and schemas. It is handed over as a tarball (`npm run pack:libs` in the platform’s repository, then `npm install ./costgov-events-0.1.0.tgz`) and loads as an ES module or from CommonJS; the examples use top-level `await`, so they are ES modules (`.mts` files, or `"type": "module"`). The platform’s docs/integrations.md has the whole walk-through.',
       ].join('\n'),
     },
     defaultContentType: 'application/json',
@@ -167,8 +206,9 @@ export function asyncApiDocument(describe?: Describe) {
       parameters: {
         namespace: {
           default: defaultNamespace,
+          examples: [defaultNamespace],
           description:
-            'The deployment’s subject namespace (`EVENT_NAMESPACE`); test runs use namespaces of their own.',
+            'The deployment’s subject namespace (`EVENT_NAMESPACE`); stream names carry it in upper case (`{NAMESPACE}`). Test runs use namespaces of their own.',
         },
       },
       messages: byType((type) => message(type, schemaNameOf(type))),

@@ -1,6 +1,6 @@
 import { serviceOf } from './catalogue';
 
-/** The namespace the platform publishes under unless NATS_NAMESPACE says otherwise. */
+/** The namespace the platform publishes under unless EVENT_NAMESPACE says otherwise. */
 export const defaultNamespace = 'costgov';
 
 const namespacePattern = /^[A-Za-z0-9_-]+$/;

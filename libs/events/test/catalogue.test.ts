@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { asyncApiDocument } from '../src/asyncapi';
 import { catalogue, eventTypes } from '../src/catalogue';
+import { streamOf, subjectOf } from '../src/subjects';
 import { protoComments } from '../scripts/proto-comments';
 
 const repo = path.resolve(__dirname, '../../..');
@@ -116,19 +117,54 @@ describe('the AsyncAPI document', () => {
     expect(Object.keys(document.channels)).toEqual(eventTypes);
     expect(document.channels['budgets.budget.breached']).toMatchObject({
       address: '{namespace}.budgets.budget.breached',
-      'x-jetstream': { stream: 'COSTGOV_BUDGETS', streamSubjects: '{namespace}.budgets.>' },
+      'x-jetstream': { stream: '{NAMESPACE}_BUDGETS', streamSubjects: '{namespace}.budgets.>' },
     });
     expect(document.operations['scanner.scan.completed']).toMatchObject({
       action: 'receive',
       channel: { $ref: '#/channels/scanner.scan.completed' },
       'x-jetstream': {
-        stream: 'COSTGOV_SCANNER',
-        consumer: { filterSubject: 'costgov.scanner.scan.completed' },
+        stream: '{NAMESPACE}_SCANNER',
+        consumer: { filterSubject: '{namespace}.scanner.scan.completed' },
+        cli: expect.stringMatching(
+          /^nats consumer add \{NAMESPACE\}_SCANNER \{durable\} .*--filter \{namespace\}\.scanner\.scan\.completed /,
+        ),
       },
     });
     expect(document.components.messages['budgets.budget.breached']).toMatchObject({
       payload: { $ref: '#/components/schemas/BudgetThresholdCrossed' },
     });
+  });
+
+  it('names streams and subjects with the namespace as a template, never the default one', () => {
+    const { channels, operations } = asyncApiDocument();
+    const named = JSON.stringify({ channels, operations });
+    expect(named.match(/costgov\.|COSTGOV_/g)).toBeNull();
+    // As libs/events subscribes: the template filled in gives its stream and subject.
+    const fill = (template: string) =>
+      template.replaceAll('{namespace}', 'acme').replaceAll('{NAMESPACE}', 'ACME');
+    for (const type of eventTypes) {
+      expect(fill(channels[type]!.address)).toBe(subjectOf('acme', type));
+      expect(fill(channels[type]!['x-jetstream'].stream)).toBe(streamOf('acme', type));
+    }
+  });
+
+  it('says what a consumer must be allowed on its stream, and that a new durable replays it', () => {
+    const document = asyncApiDocument();
+    const { permissions } = document.operations['budgets.budget.breached']!['x-jetstream'];
+    expect(permissions.publish).toEqual([
+      '$JS.API.INFO',
+      '$JS.API.STREAM.INFO.{NAMESPACE}_BUDGETS',
+      '$JS.API.CONSUMER.CREATE.{NAMESPACE}_BUDGETS.{durable}.>',
+      '$JS.API.CONSUMER.INFO.{NAMESPACE}_BUDGETS.{durable}',
+      '$JS.API.CONSUMER.MSG.NEXT.{NAMESPACE}_BUDGETS.{durable}',
+      '$JS.ACK.{NAMESPACE}_BUDGETS.{durable}.>',
+    ]);
+    expect(permissions.subscribe).toEqual(['_INBOX.>']);
+    expect(document.info.description).toMatch(/x-jetstream\.permissions/);
+    expect(document.info.description).toMatch(
+      /A new durable first receives every event its stream still holds/,
+    );
+    expect(document.info.description).toMatch(/ES modules/);
   });
 
   it('maps proto fields to their proto3 JSON form', () => {

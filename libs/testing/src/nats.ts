@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -29,12 +29,23 @@ export interface NatsServer {
 
 export const natsServerBinary = (): string | undefined => findExecutable('nats-server');
 
-export async function startNatsServer(): Promise<NatsServer> {
+/**
+ * `config`: the text of a nats-server configuration file (accounts, users, permissions); address, port
+ * and JetStream store stay this function's. The readiness check connects without credentials, so a
+ * configuration with users names a `no_auth_user`.
+ */
+export async function startNatsServer(options: { config?: string } = {}): Promise<NatsServer> {
   const binary = natsServerBinary();
   if (!binary) throw new Error('Cannot start NATS: nats-server not found on PATH');
   const port = await freePort();
   const storeDir = mkdtempSync(path.join(tmpdir(), 'costgov-nats-'));
   const url = `nats://127.0.0.1:${port}`;
+  const configArgs: string[] = [];
+  if (options.config !== undefined) {
+    const configFile = path.join(storeDir, 'nats-server.conf');
+    writeFileSync(configFile, options.config);
+    configArgs.push('-c', configFile);
+  }
   let server: SpawnedServer | undefined;
   const forget = killOnExit((): ChildProcess | undefined => server?.child);
   // Ready once JetStream answers, not merely once the port accepts.
@@ -48,7 +59,16 @@ export async function startNatsServer(): Promise<NatsServer> {
     }
   };
   const start = async () => {
-    server = spawnServer(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir]);
+    server = spawnServer(binary, [
+      ...configArgs,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-js',
+      '-sd',
+      storeDir,
+    ]);
     await waitForServer(`nats-server on port ${port}`, server, jetStreamAnswers, 20_000);
   };
 

@@ -27,7 +27,7 @@ let teamId: string;
 let namespace: string;
 let client: EventsClient;
 let asyncApi: {
-  channels: Record<string, { address: string; 'x-jetstream': { streamTemplate: string } }>;
+  channels: Record<string, { address: string; 'x-jetstream': { stream: string } }>;
 };
 
 type Received<T extends EventType> = { data: PayloadOf<T>; event: ReceivedEvent<T> };
@@ -39,7 +39,7 @@ function documented(type: EventType) {
   const channel = asyncApi.channels[type]!;
   return {
     subject: channel.address.replace('{namespace}', namespace),
-    stream: channel['x-jetstream'].streamTemplate.replace('{NAMESPACE}', namespace.toUpperCase()),
+    stream: channel['x-jetstream'].stream.replace('{NAMESPACE}', namespace.toUpperCase()),
   };
 }
 

@@ -52,7 +52,7 @@ describe('GET /v1/asyncapi.json', () => {
     expect(served.asyncapi).toBe('3.0.0');
     expect(served.channels['budgets.budget.breached']).toMatchObject({
       address: '{namespace}.budgets.budget.breached',
-      'x-jetstream': { stream: 'COSTGOV_BUDGETS' },
+      'x-jetstream': { stream: '{NAMESPACE}_BUDGETS' },
     });
     expect(served.operations['budgets.budget.breached']?.action).toBe('receive');
     expect(Object.keys(served.channels)).toEqual(eventTypes);
