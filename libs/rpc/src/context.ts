@@ -8,9 +8,29 @@ export interface CallContext {
   requestId?: string;
   actor?: string;
   deadline?: Date;
+  /**
+   * The caller's Idempotency-Key, hashed by the gateway, and the fingerprint of the request it came with:
+   * the owning service records the key with the effect (libs/runtime `idempotentCalls`).
+   */
+  idempotencyKey?: string;
+  idempotencyFingerprint?: string;
+  /**
+   * Set by a handler that answered from an earlier call's record instead of acting again; it travels back
+   * as the `x-idempotent-replayed` trailer, and the client sets it on the context the caller passed.
+   */
+  replayed?: boolean;
 }
 
-const metadataKeys = { teamId: 'x-team-id', requestId: 'x-request-id', actor: 'x-actor' } as const;
+const metadataKeys = {
+  teamId: 'x-team-id',
+  requestId: 'x-request-id',
+  actor: 'x-actor',
+  idempotencyKey: 'x-idempotency-key',
+  idempotencyFingerprint: 'x-idempotency-fingerprint',
+} as const;
+
+/** The trailer of an answer a handler replayed (CallContext.replayed). */
+export const replayedTrailer = 'x-idempotent-replayed';
 const metadataFields = Object.keys(metadataKeys) as (keyof typeof metadataKeys)[];
 
 /**

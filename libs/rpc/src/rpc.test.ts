@@ -87,6 +87,30 @@ describe('call context', () => {
     expect(seen!.deadline!.getTime() - before).toBeLessThanOrEqual(2_500);
   });
 
+  it('carries the idempotency key and fingerprint, and tells the caller when the answer was replayed', async () => {
+    let seen: CallContext | undefined;
+    backend.handlers.createProject = async (request, ctx) => {
+      seen = ctx;
+      ctx.replayed = request.name === 'again';
+      return { id: 'prj_1', name: request.name };
+    };
+    const first: CallContext = {
+      teamId: 'team_1',
+      idempotencyKey: 'k'.repeat(64),
+      idempotencyFingerprint: 'f1',
+    };
+    await client.createProject({ name: 'first' }, first);
+    expect(seen).toMatchObject({ idempotencyKey: 'k'.repeat(64), idempotencyFingerprint: 'f1' });
+    expect(first.replayed).toBeUndefined();
+    const again: CallContext = {
+      teamId: 'team_1',
+      idempotencyKey: 'k'.repeat(64),
+      idempotencyFingerprint: 'f1',
+    };
+    expect(await client.createProject({ name: 'again' }, again)).toMatchObject({ name: 'again' });
+    expect(again.replayed).toBe(true);
+  });
+
   it('uses a caller deadline sooner than the client default', async () => {
     let seen: CallContext | undefined;
     backend.handlers.getProject = async (request, ctx) => {

@@ -10,7 +10,7 @@ import {
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import { DomainError, UnavailableError } from '@costgov/errors';
 import { withIncomingTrace, withLogContext, type Logger } from '@costgov/log';
-import { contextOf, metadataGetter, type CallContext } from './context';
+import { contextOf, metadataGetter, replayedTrailer, type CallContext } from './context';
 import { grpcDefinitionOf, methodPath, streamEnd } from './definition';
 import { maxMetadataBytes, toGrpcStatus } from './errors';
 import { addHealthService } from './health';
@@ -147,6 +147,12 @@ async function* requestsOf(call: grpc.ServerReadableStream<Message, Message>): A
     throw new UnavailableError('The caller ended the call before sending all of it.');
 }
 
+const replayedMetadata = () => {
+  const metadata = new grpc.Metadata();
+  metadata.set(replayedTrailer, 'true');
+  return metadata;
+};
+
 type Call = { metadata: grpc.Metadata; getDeadline(): grpc.Deadline; cancelled: boolean };
 
 /**
@@ -195,7 +201,7 @@ function serveCall(
         }
       }
       if (failure) answer(failure);
-      else answer(null, response);
+      else answer(null, response, ctx.replayed ? replayedMetadata() : undefined);
       // A caller that gave up (deadline, cancel) never saw this outcome; log what it did see.
       const code = call.cancelled ? grpc.status.CANCELLED : (failure?.code ?? grpc.status.OK);
       const elapsed = performance.now() - started;

@@ -2,7 +2,7 @@ import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { fromBinary, toBinary, type DescMethodUnary, type Message } from '@bufbuild/protobuf';
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import { callHeaders, type CallContext } from './context';
+import { callHeaders, replayedTrailer, type CallContext } from './context';
 import { maxMetadataBytes } from './errors';
 
 /**
@@ -326,8 +326,10 @@ function exchange(
     });
     stream.on('close', () => {
       if (settled) return;
-      if (status) settle(outcomeOf(method, status, chunks));
-      else settle(closedWithoutStatus(stream, session, httpStatus, streamError));
+      if (status) {
+        if (status[replayedTrailer] === 'true') ctx.replayed = true;
+        settle(outcomeOf(method, status, chunks));
+      } else settle(closedWithoutStatus(stream, session, httpStatus, streamError));
     });
     stream.end(frame(body));
   });
