@@ -13,6 +13,12 @@ import { newId, type IdGenerator } from '@costgov/ids';
 import { serviceLogger, type Logger } from '@costgov/log';
 import { createRpcServer, type RpcServer } from '@costgov/rpc';
 import { observeRpcCall, watchOutbox } from '@costgov/telemetry';
+import {
+  idempotencyMigration,
+  idempotentCalls,
+  purgeIdempotencyKeys,
+  type IdempotentCalls,
+} from './idempotency';
 
 export type Outbox = ReturnType<typeof createOutbox>;
 
@@ -38,6 +44,8 @@ export interface ServiceContext {
   dataDir: string;
   /** Starts an idempotent consumer (inbox in this service's database) that stops with the service. */
   consume(options: EventHandlerOptions): Promise<void>;
+  /** Runs an RPC's effect once per Idempotency-Key, recorded in this service's database (idempotency.ts). */
+  once: IdempotentCalls;
 }
 
 export interface ServiceModule {
@@ -78,17 +86,27 @@ const relayConfig = z.object({
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(1_000),
   /** `off` behind a pooler in transaction mode that does not keep prepared statements (libs/db). */
   DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
+  /** How long an Idempotency-Key's answer is kept by the service that owns it (as at the gateway). */
+  IDEMPOTENCY_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .default(24 * 60 * 60 * 1000),
 });
 
-/** Every migration of a service's schema: the shared outbox table, then the service's own. */
+/** How often each replica deletes expired Idempotency-Keys (every replica may: a delete is idempotent). */
+const idempotencyPurgeMs = 10 * 60 * 1000;
+
+/** Every migration of a service's schema: the shared outbox and idempotency tables, then the service's own. */
 export const serviceMigrations = (module: Pick<ServiceModule, 'migrations'>): Migration[] => [
   outboxMigration,
+  idempotencyMigration,
   ...module.migrations,
 ];
 
 /** Opens the service's database, migrates it, starts its gRPC server, consumers and outbox relay. */
 export async function startService(module: ServiceModule, options: StartOptions): Promise<RunningService> {
-  const { OUTBOX_POLL_MS, DATABASE_PREPARED_STATEMENTS } = loadConfig(
+  const { OUTBOX_POLL_MS, DATABASE_PREPARED_STATEMENTS, IDEMPOTENCY_TTL_MS } = loadConfig(
     relayConfig,
     options.env ?? process.env,
   );
@@ -110,6 +128,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
     onCall: ({ seconds, ...call }) => observeRpcCall(call, seconds),
   });
   const consumers: Array<{ stop(): Promise<void> }> = [];
+  const now = options.now ?? (() => new Date());
   const ctx: ServiceContext = {
     name: module.name,
     logger,
@@ -118,17 +137,23 @@ export async function startService(module: ServiceModule, options: StartOptions)
     rpc,
     outbox: createOutbox({ source: module.name }),
     newId,
-    now: options.now ?? (() => new Date()),
+    now,
     env: options.env ?? process.env,
     dataDir: options.dataDir,
     async consume({ durable, types, handler }) {
       consumers.push(await consumeWithInbox({ db, bus: options.bus, durable, types, handler, logger }));
     },
+    once: idempotentCalls({ db, now, ttlMs: IDEMPOTENCY_TTL_MS }),
   };
   const onStop = await module.start(ctx);
   const port = await rpc.listen(options.grpcAddress);
   const relay = startOutboxRelay({ db, bus: options.bus, logger, pollMs: OUTBOX_POLL_MS });
   const unwatchOutbox = watchOutbox(module.name, () => outboxBacklog(db));
+  const purge = setInterval(() => {
+    purgeIdempotencyKeys(db, now(), IDEMPOTENCY_TTL_MS).catch((err: unknown) =>
+      logger.warn({ err }, 'expired idempotency keys not purged; trying again later'),
+    );
+  }, idempotencyPurgeMs).unref();
   logger.info({ port }, 'service started');
 
   return {
@@ -137,6 +162,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
     db,
     drain: () => rpc.setServing('', false),
     async stop() {
+      clearInterval(purge);
       await rpc.shutdown();
       for (const consumer of consumers) await consumer.stop();
       await relay.stop();
