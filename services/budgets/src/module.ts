@@ -34,7 +34,7 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
   return {
     name: 'budgets',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, outbox, newId, now, logger, consume }) {
+    async start({ db, rpc, outbox, newId, now, logger, consume, once }) {
       const clients: Array<{ close(): void }> = [];
       let teamUsers: TeamUsers;
       let teamConnections: TeamConnections;
@@ -66,8 +66,11 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
         onSpendInputsChanged: evaluator.sweepSoon,
         readCache,
       });
-      rpc.add(budgets.ProjectsService, projectsRpc(projects));
-      rpc.add(budgets.BudgetsService, budgetsRpc(budgetsFactory({ db, outbox, newId, now, evaluator })));
+      rpc.add(budgets.ProjectsService, projectsRpc(projects, once));
+      rpc.add(
+        budgets.BudgetsService,
+        budgetsRpc(budgetsFactory({ db, outbox, newId, now, evaluator }), once),
+      );
       await consume({
         durable: 'budgets_spend_changed',
         types: spendChangingEvents,

@@ -18,9 +18,9 @@ export function costsModule(): ServiceModule {
   return {
     name: 'costs',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, outbox, newId, now, logger, consume }) {
+    async start({ db, rpc, outbox, newId, now, logger, consume, once }) {
       // The gRPC services are added here as they are built (connections, cost data, rates).
-      rpc.add(costs.ConnectionsService, connectionsRpc(connectionsFactory({ db, outbox, newId, now })));
+      rpc.add(costs.ConnectionsService, connectionsRpc(connectionsFactory({ db, outbox, newId, now }), once));
       rpc.add(costs.RatesService, ratesRpc(ratesFactory({ db, now })));
       await consume({
         durable: 'costs_connection_deleted',

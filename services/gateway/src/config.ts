@@ -71,8 +71,11 @@ export const gatewayConfig = baseConfig
       .int()
       .positive()
       .default(24 * 60 * 60 * 1000),
-    /** How long a key stays locked by a request that never finishes (a gateway that died mid-way). */
-    IDEMPOTENCY_LOCK_TTL_MS: z.coerce.number().int().positive().default(60_000),
+    /**
+     * How long a key stays locked by a request that never finishes (a gateway that died mid-way): retries
+     * meanwhile get 409 with Retry-After, then the owning service answers them from its record of the key.
+     */
+    IDEMPOTENCY_LOCK_TTL_MS: z.coerce.number().int().positive().default(10_000),
   })
   .refine(
     // A request still arriving when its concurrency slot expires would run beside a replacement. The slot
@@ -84,7 +87,8 @@ export const gatewayConfig = baseConfig
     },
   )
   .refine(
-    // A lock expiring while its backend call still runs would let a retry run the operation a second time.
+    // A lock expiring while its backend call still runs would let a retry run beside it: the service still
+    // acts once, but the retry would wait on the first attempt instead of being told 409 at once.
     (c) => c.IDEMPOTENCY_LOCK_TTL_MS > c.RPC_DEADLINE_MS,
     { path: ['IDEMPOTENCY_LOCK_TTL_MS'], message: 'IDEMPOTENCY_LOCK_TTL_MS must be above RPC_DEADLINE_MS' },
   );

@@ -39,7 +39,7 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
       if (!dispatcher) throw new Error('The notifier module has not started.');
       return dispatcher;
     },
-    async start({ db, rpc, newId, now, env, logger, consume }) {
+    async start({ db, rpc, newId, now, env, logger, consume, once }) {
       const config = loadConfig(notifierConfig, env);
       const policy: AddressPolicy = {
         allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
@@ -51,7 +51,7 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
         );
       const webhooks = webhooksFactory({ db, newId, now, policy });
       const deliveries = deliveriesFactory({ db, now });
-      rpc.add(notifier.WebhooksService, webhooksRpc(webhooks, deliveries));
+      rpc.add(notifier.WebhooksService, webhooksRpc(webhooks, deliveries, once));
 
       // One durable shared by every replica: each event is fanned out once (JetStream queue semantics).
       await consume({

@@ -16,8 +16,8 @@ export function violationsModule(): ServiceModule {
   return {
     name: 'violations',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ consume, logger, db, rpc, outbox, newId, now }) {
-      rpc.add(violations.ViolationsService, violationsRpc(violationsFactory({ db, outbox, now })));
+    async start({ consume, logger, db, rpc, outbox, newId, now, once }) {
+      rpc.add(violations.ViolationsService, violationsRpc(violationsFactory({ db, outbox, now }), once));
       const open = violationOpenings({ outbox, newId, now, logger });
       const purgeBudget = budgetPurge({ outbox, logger });
       // One durable for a budget's own events keeps their order: a deletion is never overtaken by a

@@ -3,7 +3,7 @@ import { events } from '@costgov/contracts';
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
+import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import type { Threshold } from './evaluation';
 import type { BudgetEvaluator } from './evaluator';
 import { percentageUsed, periodOf, type BudgetPeriod } from './period';
@@ -133,71 +133,103 @@ export function budgetsFactory({
   /**
    * Stores the budget and evaluates it at once, so the answer already shows its spend (and may say
    * `breached`). With costs down the budget is still created, with no spend yet, and evaluated later.
+   * `effect`, the caller's Idempotency-Key, keeps the budget's id in the insert's transaction and the
+   * answer once the budget is evaluated: a retry after a crash between the two evaluates and answers that
+   * budget instead of making another.
    */
-  async function createBudget(teamId: string, input: CreateBudgetInput): Promise<Budget> {
+  async function createBudget(
+    teamId: string,
+    input: CreateBudgetInput,
+    effect?: KeyedEffect<Budget>,
+  ): Promise<Budget> {
     const violations = new Violations();
     violations.check(input.projectId.trim().length > 0, 'project_id', 'is required');
-    const name = checkName(violations, input.name);
-    const amount = checkAmount(violations, input.amount);
-    const currency = checkCurrency(violations, input.currency);
-    const period = input.period ? checkPeriod(violations, input.period) : defaultPeriod;
-    const thresholds = input.thresholds?.length
-      ? checkThresholds(violations, input.thresholds)
-      : defaultThresholds;
-    const tags = checkTags(violations, input.tags ?? {});
+    const checked = {
+      name: checkName(violations, input.name),
+      amount: checkAmount(violations, input.amount),
+      currency: checkCurrency(violations, input.currency),
+      period: input.period ? checkPeriod(violations, input.period) : defaultPeriod,
+      thresholds: input.thresholds?.length
+        ? checkThresholds(violations, input.thresholds)
+        : defaultThresholds,
+      tags: checkTags(violations, input.tags ?? {}),
+    };
     violations.throwIfAny();
-    const id = newId('budget');
-    try {
-      await db.transaction(async (tx) => {
-        if (!looksLikeId('project', input.projectId)) throw new NotFoundError('Project', input.projectId);
-        // FOR SHARE: the project cannot be archived or deleted until this budget is in.
-        const { rows } = await tx.query<{ status: string }>(
-          'SELECT status FROM projects WHERE team_id = $1 AND id = $2 FOR SHARE',
-          [teamId, input.projectId],
-        );
-        if (!rows[0]) throw new NotFoundError('Project', input.projectId);
-        if (rows[0].status === 'archived') {
-          throw new ConflictError(`Project '${input.projectId}' is archived and accepts no new budgets.`, [
-            { field: 'project_id', message: 'is archived' },
-          ]);
-        }
-        const at = now();
-        const row = {
-          id,
-          team_id: teamId,
-          project_id: input.projectId,
-          name,
-          amount,
-          currency,
-          period,
-          status: 'active' as const,
-        };
-        await tx.query(
-          `INSERT INTO budgets (id, team_id, project_id, name, amount, currency, period, thresholds, tags,
-             period_start, needs_evaluation, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, true, $11, $11)`,
-          [
-            id,
-            teamId,
-            input.projectId,
-            name,
-            amount,
-            currency,
-            period,
-            storedThresholds(thresholds.map((percentage) => ({ percentage, notifiedAt: null }))),
-            JSON.stringify(tags),
-            periodOf(period, at).start,
-            at,
-          ],
-        );
-        await publishChange(tx, 'created', row);
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw duplicateName(name);
-      throw error;
+    const id = effect?.reserved ?? newId('budget');
+    if (!effect?.reserved) {
+      try {
+        await db.transaction(async (tx) => {
+          await insertBudget(tx, teamId, id, input.projectId, checked);
+          await effect?.reserve(tx, id);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw duplicateName(checked.name);
+        throw error;
+      }
     }
     await evaluator.evaluateBudget(id);
-    return getBudget(teamId, id);
+    const budget = await getBudget(teamId, id);
+    await effect?.record(db, budget);
+    return budget;
+  }
+
+  async function insertBudget(
+    tx: Queryable,
+    teamId: string,
+    id: string,
+    projectId: string,
+    budget: {
+      name: string;
+      amount: number;
+      currency: string;
+      period: BudgetPeriod;
+      thresholds: number[];
+      tags: Record<string, string>;
+    },
+  ): Promise<void> {
+    if (!looksLikeId('project', projectId)) throw new NotFoundError('Project', projectId);
+    // FOR SHARE: the project cannot be archived or deleted until this budget is in.
+    const { rows } = await tx.query<{ status: string }>(
+      'SELECT status FROM projects WHERE team_id = $1 AND id = $2 FOR SHARE',
+      [teamId, projectId],
+    );
+    if (!rows[0]) throw new NotFoundError('Project', projectId);
+    if (rows[0].status === 'archived') {
+      throw new ConflictError(`Project '${projectId}' is archived and accepts no new budgets.`, [
+        { field: 'project_id', message: 'is archived' },
+      ]);
+    }
+    const at = now();
+    const { name, amount, currency, period, thresholds, tags } = budget;
+    await tx.query(
+      `INSERT INTO budgets (id, team_id, project_id, name, amount, currency, period, thresholds, tags,
+         period_start, needs_evaluation, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, true, $11, $11)`,
+      [
+        id,
+        teamId,
+        projectId,
+        name,
+        amount,
+        currency,
+        period,
+        storedThresholds(thresholds.map((percentage) => ({ percentage, notifiedAt: null }))),
+        JSON.stringify(tags),
+        periodOf(period, at).start,
+        at,
+      ],
+    );
+    const row = {
+      id,
+      team_id: teamId,
+      project_id: projectId,
+      name,
+      amount,
+      currency,
+      period,
+      status: 'active' as const,
+    };
+    await publishChange(tx, 'created', row);
   }
 
   async function listBudgets(

@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { budgets } from '@costgov/contracts';
+import { budgets } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import type { IdempotentCalls } from '@costgov/runtime';
 import type { Budgets } from './budgets';
 import type { Budget } from './record';
 
@@ -34,21 +35,27 @@ export const budgetMessage = (budget: Budget) => ({
   evaluatedAt: budget.evaluatedAt ? timestampFromDate(budget.evaluatedAt) : undefined,
 });
 
-export function budgetsRpc(budgetsDomain: Budgets): ServiceImpl<typeof budgets.BudgetsService> {
+export function budgetsRpc(
+  budgetsDomain: Budgets,
+  once: IdempotentCalls,
+): ServiceImpl<typeof budgets.BudgetsService> {
   return {
-    async createBudget(request, ctx) {
-      return budgetMessage(
-        await budgetsDomain.createBudget(teamOf(ctx), {
-          projectId: request.projectId,
-          name: request.name,
-          amount: request.amount,
-          currency: request.currency,
-          period: request.period,
-          thresholds: request.thresholds,
-          tags: request.tags,
-        }),
-      );
-    },
+    createBudget: (request, ctx) =>
+      once(ctx, 'CreateBudget', budgets.BudgetSchema, budgetMessage, (effect) =>
+        budgetsDomain.createBudget(
+          teamOf(ctx),
+          {
+            projectId: request.projectId,
+            name: request.name,
+            amount: request.amount,
+            currency: request.currency,
+            period: request.period,
+            thresholds: request.thresholds,
+            tags: request.tags,
+          },
+          effect,
+        ),
+      ),
     async getBudget(request, ctx) {
       return budgetMessage(await budgetsDomain.getBudget(teamOf(ctx), request.id));
     },

@@ -3,7 +3,7 @@ import { events } from '@costgov/contracts';
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
+import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import type { ProjectReadCache } from './detail-cache';
 import type { TeamConnections } from './team-connections';
 import type { TeamUsers } from './team-users';
@@ -212,7 +212,12 @@ export function projectsFactory({
     return toProject(rows[0]);
   }
 
-  async function createProject(teamId: string, input: CreateProjectInput): Promise<Project> {
+  /** `effect`: the caller's Idempotency-Key, recorded with the project (libs/runtime idempotency.ts). */
+  async function createProject(
+    teamId: string,
+    input: CreateProjectInput,
+    effect?: KeyedEffect<Project>,
+  ): Promise<Project> {
     const violations = new Violations();
     const name = checkName(violations, input.name);
     const connectionIds = checkConnectionIds(violations, input.connectionIds ?? []);
@@ -230,6 +235,7 @@ export function projectsFactory({
         );
         const project = toProject(rows[0]!);
         await publishChange(tx, 'created', project, []);
+        await effect?.record(tx, project);
         return project;
       });
     } catch (error) {

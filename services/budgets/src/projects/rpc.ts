@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { budgets } from '@costgov/contracts';
+import { budgets } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import type { IdempotentCalls } from '@costgov/runtime';
 import type { Project, ProjectDetail, Projects } from './projects';
 
 function teamOf(ctx: CallContext): string {
@@ -31,17 +32,19 @@ const projectDetailMessage = (project: ProjectDetail) => ({
   budgets: project.budgets,
 });
 
-export function projectsRpc(projects: Projects): ServiceImpl<typeof budgets.ProjectsService> {
+export function projectsRpc(
+  projects: Projects,
+  once: IdempotentCalls,
+): ServiceImpl<typeof budgets.ProjectsService> {
   return {
-    async createProject(request, ctx) {
-      return projectMessage(
-        await projects.createProject(teamOf(ctx), {
-          name: request.name,
-          connectionIds: request.connectionIds,
-          approvalRules: request.approvalRules,
-        }),
-      );
-    },
+    createProject: (request, ctx) =>
+      once(ctx, 'CreateProject', budgets.ProjectSchema, projectMessage, (effect) =>
+        projects.createProject(
+          teamOf(ctx),
+          { name: request.name, connectionIds: request.connectionIds, approvalRules: request.approvalRules },
+          effect,
+        ),
+      ),
     async getProject(request, ctx) {
       return projectDetailMessage(await projects.getProject(teamOf(ctx), request.id));
     },

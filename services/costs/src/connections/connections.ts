@@ -3,7 +3,7 @@ import { events } from '@costgov/contracts';
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
+import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import {
   checkName,
   checkProvider,
@@ -119,7 +119,12 @@ export function connectionsFactory({
     return toConnection(rows[0]);
   }
 
-  async function createConnection(teamId: string, input: CreateConnectionInput): Promise<Connection> {
+  /** `effect`: the caller's Idempotency-Key, recorded with the connection (libs/runtime idempotency.ts). */
+  async function createConnection(
+    teamId: string,
+    input: CreateConnectionInput,
+    effect?: KeyedEffect<Connection>,
+  ): Promise<Connection> {
     const violations = new Violations();
     const name = checkName(violations, input.name);
     const provider = checkProvider(violations, input.provider);
@@ -133,6 +138,7 @@ export function connectionsFactory({
         );
         const connection = toConnection(rows[0]!);
         await publish(tx, 'created', connection);
+        await effect?.record(tx, connection);
         return connection;
       });
     } catch (error) {

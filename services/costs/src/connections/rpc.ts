@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { costs } from '@costgov/contracts';
+import { costs } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import type { IdempotentCalls } from '@costgov/runtime';
 import type { Connection, Connections } from './connections';
 
 function teamOf(ctx: CallContext): string {
@@ -19,13 +20,15 @@ const connectionMessage = (connection: Connection) => ({
   updatedAt: timestampFromDate(connection.updatedAt),
 });
 
-export function connectionsRpc(connections: Connections): ServiceImpl<typeof costs.ConnectionsService> {
+export function connectionsRpc(
+  connections: Connections,
+  once: IdempotentCalls,
+): ServiceImpl<typeof costs.ConnectionsService> {
   return {
-    async createConnection(request, ctx) {
-      return connectionMessage(
-        await connections.createConnection(teamOf(ctx), { name: request.name, provider: request.provider }),
-      );
-    },
+    createConnection: (request, ctx) =>
+      once(ctx, 'CreateConnection', costs.ConnectionSchema, connectionMessage, (effect) =>
+        connections.createConnection(teamOf(ctx), { name: request.name, provider: request.provider }, effect),
+      ),
     async getConnection(request, ctx) {
       return connectionMessage(await connections.getConnection(teamOf(ctx), request.id));
     },

@@ -9,6 +9,10 @@ const statusOf: Record<ErrorCode | GatewayErrorCode, number> = {
   idempotency_key_reused: 422,
 };
 
+/** A service names a code of the gateway's where its domain code is coarser (a reused Idempotency-Key). */
+const apiCodeOf = (error: Pick<DomainError, 'code' | 'meta'>): ErrorCode | GatewayErrorCode =>
+  error.meta.apiCode === 'idempotency_key_reused' ? 'idempotency_key_reused' : error.code;
+
 /** The spec's error body: `{"error": {"code", "message", "details": [{field, message}]}}`. */
 export function sendError(
   res: Response,
@@ -68,5 +72,5 @@ export function sendDomainError(
   // A service may name the exact HTTP status (SCIM's 412, say) where the code alone is coarser.
   const answer = status ?? (error.meta.status ? Number(error.meta.status) : httpStatusOf[error.code]);
   if (isScimRequest(req)) return sendScimError(res, answer, error.message, error.meta.scimType);
-  sendError(res, error.code, error.message, error.details, answer);
+  sendError(res, apiCodeOf(error), error.message, error.details, answer);
 }

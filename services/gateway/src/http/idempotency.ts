@@ -34,6 +34,11 @@ const kept = (status: number) =>
  * that answer again with `Idempotent-Replayed: true`; the same key on another request is 422
  * `idempotency_key_reused`; a retry while the first still runs is 409 with Retry-After. Keys are per team.
  * Runs after authentication and body parsing; a request without the header is not affected.
+ *
+ * The store (Redis) is a cache in front of the guarantee: the key and fingerprint travel with the call to
+ * the service that owns the effect, which records them in the effect's own transaction. A retry whose
+ * first answer never reached the store (the gateway died, Redis was down) is answered by that service from
+ * its record, also with `Idempotent-Replayed: true`.
  */
 export function idempotency(store: IdempotencyStore): RequestHandler {
   return async (req, res, next) => {
@@ -41,9 +46,12 @@ export function idempotency(store: IdempotencyStore): RequestHandler {
     const key = idempotencyKeyOf(req);
     if (key === undefined) return next();
     const fingerprint = fingerprintOf(req);
-    const claim = await store.claim(`${req.principal.teamId}:${hash('sha256', key)}`, fingerprint);
+    const keyHash = hash('sha256', key);
+    const claim = await store.claim(`${req.principal.teamId}:${keyHash}`, fingerprint);
     if (claim.state === 'claimed') {
-      keepAnswer(res, claim.lock);
+      // The owning service records the key with its effect: the guarantee across any crash.
+      req.idempotency = { key: keyHash, fingerprint };
+      keepAnswer(req, res, claim.lock);
       return next();
     }
     if (claim.fingerprint !== fingerprint) {
@@ -123,7 +131,7 @@ type End = (chunk?: unknown, ...rest: unknown[]) => Response;
  * find the answer rather than run again. A handler that never ends (a gateway that died) frees the key
  * by the lock's expiry.
  */
-function keepAnswer(res: Response, lock: IdempotencyLock): void {
+function keepAnswer(req: Request, res: Response, lock: IdempotencyLock): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let settled = false;
@@ -158,6 +166,9 @@ function keepAnswer(res: Response, lock: IdempotencyLock): void {
     return write(chunk, ...rest);
   };
   (res as { end: End }).end = (chunk, ...rest) => {
+    // The service answered from its own record of the key: an earlier attempt acted (its answer was lost
+    // with a gateway, or never reached Redis).
+    if (req.rpcContext?.replayed && !res.headersSent) res.setHeader('Idempotent-Replayed', 'true');
     collect(chunk, rest[0]);
     settle();
     return end(chunk, ...rest);

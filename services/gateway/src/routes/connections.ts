@@ -4,7 +4,7 @@ import type { costs } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
-import { callContext } from './projects';
+import { callContext } from '../http/call-context';
 import { metaJson, pageOf } from '../http/paging';
 
 type ConnectionsClient = RpcClient<typeof costs.ConnectionsService>;

@@ -7,7 +7,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import { renewLeaseUntilDone } from '../http/rate-limit';
 import { textRule } from '../http/text-rule';
-import { callContext } from './projects';
+import { callContext } from '../http/call-context';
 
 type CostDataClient = RpcClient<typeof costs.CostDataService>;
 type UploadPart = MessageInitShape<typeof costs.UploadCostDataRequestSchema>;

@@ -4,7 +4,7 @@ import type { scanner } from '@costgov/contracts';
 import type { CallContext, RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
-import { callContext } from './projects';
+import { callContext } from '../http/call-context';
 import { metaJson, pageOf } from '../http/paging';
 
 type FindingsClient = RpcClient<typeof scanner.FindingsService>;
@@ -36,7 +36,7 @@ export const findingJson = (f: scanner.Finding) => ({
 const actorOf = (req: Request): string =>
   (req.principal.kind === 'oauth' && req.principal.userId) || req.principal.credentialId;
 
-const actingContext = (req: Request): CallContext => ({ ...callContext(req), actor: actorOf(req) });
+const actingContext = (req: Request): CallContext => Object.assign(callContext(req), { actor: actorOf(req) });
 
 /** REST ↔ gRPC mapping of /v1/guard/findings; each route first validates against its operation. */
 export function findingRoutes(client: FindingsClient, validate: RequestValidators): Router {

@@ -1,7 +1,8 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { budgets } from '@costgov/contracts';
-import type { CallContext, RpcClient } from '@costgov/rpc';
+import type { RpcClient } from '@costgov/rpc';
+import { callContext } from '../http/call-context';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { metaJson, pageOf } from '../http/paging';
@@ -46,11 +47,6 @@ interface ApprovalRulesBody {
 const approvalRulesInput = (rules: ApprovalRulesBody) => ({
   requireApprovalAbove: rules.require_approval_above,
   approvers: rules.approvers ?? [],
-});
-
-export const callContext = (req: Request): CallContext => ({
-  teamId: req.principal.teamId,
-  requestId: req.requestId,
 });
 
 /** REST ↔ gRPC mapping of /v1/guard/projects; each route first validates against its operation. */

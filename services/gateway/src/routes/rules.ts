@@ -3,7 +3,7 @@ import type { scanner } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
-import { callContext } from './projects';
+import { callContext } from '../http/call-context';
 
 type FindingsClient = RpcClient<typeof scanner.FindingsService>;
 

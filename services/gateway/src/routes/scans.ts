@@ -5,7 +5,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
 import { findingJson } from './findings';
-import { callContext } from './projects';
+import { callContext } from '../http/call-context';
 import { metaJson, pageOf } from '../http/paging';
 
 type ScansClient = RpcClient<typeof scanner.ScansService>;

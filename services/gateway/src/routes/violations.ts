@@ -4,7 +4,7 @@ import type { violations } from '@costgov/contracts';
 import type { CallContext, RpcClient } from '@costgov/rpc';
 import { sendData } from '../http/envelope';
 import type { RequestValidators } from '../openapi/validator';
-import { callContext } from './projects';
+import { callContext } from '../http/call-context';
 import { metaJson, pageOf } from '../http/paging';
 
 type ViolationsClient = RpcClient<typeof violations.ViolationsService>;
@@ -38,7 +38,7 @@ export const violationJson = (v: violations.Violation) => ({
 const actorOf = (req: Request): string =>
   (req.principal.kind === 'oauth' && req.principal.userId) || req.principal.credentialId;
 
-const actingContext = (req: Request): CallContext => ({ ...callContext(req), actor: actorOf(req) });
+const actingContext = (req: Request): CallContext => Object.assign(callContext(req), { actor: actorOf(req) });
 
 /** `-created_at` → descending by created_at; the service refuses unknown fields. */
 const sortOf = (sort: string | undefined) =>

@@ -1,4 +1,5 @@
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import type { KeyedEffect } from '@costgov/runtime';
 import { BadRequestError, ConflictError, NotFoundError, textProblem } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import { findWebhook } from '../webhooks/webhooks';
@@ -89,7 +90,12 @@ export function deliveriesFactory({ db, now }: { db: Db; now: () => Date }) {
    * Asks for an attempt now, whatever the delivery's status (a failed one too): a dispatcher makes it
    * within a moment, as a `manual` attempt with the same webhook-id. The delivery is pending until then.
    */
-  async function retryDelivery(teamId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
+  async function retryDelivery(
+    teamId: string,
+    webhookId: string,
+    deliveryId: string,
+    effect?: KeyedEffect<Delivery>,
+  ): Promise<Delivery> {
     if (!looksLikeId('webhookMessage', deliveryId)) throw new NotFoundError('Delivery', deliveryId);
     return db.transaction(async (tx) => {
       // Locked as a dispatcher's record locks it: an endpoint being disabled as failing (which ends its
@@ -113,7 +119,9 @@ export function deliveriesFactory({ db, now }: { db: Db; now: () => Date }) {
         [deliveryId, webhookId, teamId, at],
       );
       if (!rows[0]) throw new NotFoundError('Delivery', deliveryId);
-      return toDelivery(rows[0], await attemptsOf(tx, [deliveryId]));
+      const delivery = toDelivery(rows[0], await attemptsOf(tx, [deliveryId]));
+      await effect?.record(tx, delivery);
+      return delivery;
     });
   }
 

@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { notifier } from '@costgov/contracts';
+import { notifier } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import type { IdempotentCalls } from '@costgov/runtime';
 import type { Deliveries } from '../deliveries/deliveries';
 import type { Delivery } from '../deliveries/delivery';
 import type { Webhook } from './webhook';
@@ -56,17 +57,17 @@ const deliveryMessage = (d: Delivery) => ({
 export function webhooksRpc(
   webhooks: Webhooks,
   deliveries: Deliveries,
+  once: IdempotentCalls,
 ): ServiceImpl<typeof notifier.WebhooksService> {
   return {
-    async createWebhook(request, ctx) {
-      return withSecret(
-        await webhooks.createWebhook(teamOf(ctx), {
-          url: request.url,
-          events: request.events,
-          description: request.description,
-        }),
-      );
-    },
+    createWebhook: (request, ctx) =>
+      once(ctx, 'CreateWebhook', notifier.WebhookWithSecretSchema, withSecret, (effect) =>
+        webhooks.createWebhook(
+          teamOf(ctx),
+          { url: request.url, events: request.events, description: request.description },
+          effect,
+        ),
+      ),
     async getWebhook(request, ctx) {
       return webhookMessage(await webhooks.getWebhook(teamOf(ctx), request.id));
     },
@@ -106,10 +107,9 @@ export function webhooksRpc(
       });
       return { deliveries: page.map(deliveryMessage), meta };
     },
-    async retryDelivery(request, ctx) {
-      return deliveryMessage(
-        await deliveries.retryDelivery(teamOf(ctx), request.webhookId, request.deliveryId),
-      );
-    },
+    retryDelivery: (request, ctx) =>
+      once(ctx, 'RetryDelivery', notifier.DeliverySchema, deliveryMessage, (effect) =>
+        deliveries.retryDelivery(teamOf(ctx), request.webhookId, request.deliveryId, effect),
+      ),
   };
 }

@@ -1,4 +1,5 @@
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import type { KeyedEffect } from '@costgov/runtime';
 import { BadRequestError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { AddressPolicy } from '../deliveries/address-policy';
@@ -86,7 +87,12 @@ export function webhooksFactory({
   now: () => Date;
   policy: AddressPolicy;
 }) {
-  async function createWebhook(teamId: string, input: CreateWebhookInput): Promise<WebhookWithSecret> {
+  /** `effect`: the caller's Idempotency-Key, recorded with the endpoint (libs/runtime idempotency.ts). */
+  async function createWebhook(
+    teamId: string,
+    input: CreateWebhookInput,
+    effect?: KeyedEffect<WebhookWithSecret>,
+  ): Promise<WebhookWithSecret> {
     const violations = new Violations();
     checkUrl(violations, input.url, policy);
     const events = checkEvents(violations, input.events);
@@ -94,12 +100,16 @@ export function webhooksFactory({
     violations.throwIfAny();
     const secret = newSecret();
     const at = now();
-    const { rows } = await db.query<WebhookRow>(
-      `INSERT INTO webhooks AS w (id, team_id, url, events, description, secret, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${webhookColumns}`,
-      [newId('webhook'), teamId, input.url, events, input.description, secret, at],
-    );
-    return { webhook: toWebhook(rows[0]!, at), secret };
+    return db.transaction(async (tx) => {
+      const { rows } = await tx.query<WebhookRow>(
+        `INSERT INTO webhooks AS w (id, team_id, url, events, description, secret, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${webhookColumns}`,
+        [newId('webhook'), teamId, input.url, events, input.description, secret, at],
+      );
+      const created = { webhook: toWebhook(rows[0]!, at), secret };
+      await effect?.record(tx, created);
+      return created;
+    });
   }
 
   const getWebhook = async (teamId: string, id: string): Promise<Webhook> =>

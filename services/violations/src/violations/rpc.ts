@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { violations } from '@costgov/contracts';
+import { violations } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import type { IdempotentCalls } from '@costgov/runtime';
 import type { Violation } from './violation';
 import type { Violations } from './violations';
 
@@ -38,7 +39,10 @@ const violationMessage = (v: Violation) => ({
 /** The actor named in the request, else the one in the call's metadata. */
 const actorOf = (request: { actor: string }, ctx: CallContext) => request.actor || ctx.actor || '';
 
-export function violationsRpc(lifecycle: Violations): ServiceImpl<typeof violations.ViolationsService> {
+export function violationsRpc(
+  lifecycle: Violations,
+  once: IdempotentCalls,
+): ServiceImpl<typeof violations.ViolationsService> {
   return {
     async getViolation(request, ctx) {
       return violationMessage(await lifecycle.getViolation(teamOf(ctx), request.id));
@@ -55,21 +59,23 @@ export function violationsRpc(lifecycle: Violations): ServiceImpl<typeof violati
       });
       return { violations: page.map(violationMessage), meta };
     },
-    async acknowledgeViolation(request, ctx) {
-      return violationMessage(
-        await lifecycle.acknowledgeViolation(teamOf(ctx), request.id, {
-          note: request.note,
-          actor: actorOf(request, ctx),
-        }),
-      );
-    },
-    async resolveViolation(request, ctx) {
-      return violationMessage(
-        await lifecycle.resolveViolation(teamOf(ctx), request.id, {
-          note: request.note,
-          actor: actorOf(request, ctx),
-        }),
-      );
-    },
+    acknowledgeViolation: (request, ctx) =>
+      once(ctx, 'AcknowledgeViolation', violations.ViolationSchema, violationMessage, (effect) =>
+        lifecycle.acknowledgeViolation(
+          teamOf(ctx),
+          request.id,
+          { note: request.note, actor: actorOf(request, ctx) },
+          effect,
+        ),
+      ),
+    resolveViolation: (request, ctx) =>
+      once(ctx, 'ResolveViolation', violations.ViolationSchema, violationMessage, (effect) =>
+        lifecycle.resolveViolation(
+          teamOf(ctx),
+          request.id,
+          { note: request.note, actor: actorOf(request, ctx) },
+          effect,
+        ),
+      ),
   };
 }

@@ -1,7 +1,7 @@
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
+import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import { publishViolationChange } from './changes';
 import {
   checkIdFilter,
@@ -101,6 +101,7 @@ export function violationsFactory({ db, outbox, now }: { db: Db; outbox: Outbox;
     id: string,
     to: keyof typeof transitions,
     input: TransitionInput,
+    effect?: KeyedEffect<Violation>,
   ): Promise<Violation> {
     const note = checkNote(input.note);
     const actor = checkActor(input.actor);
@@ -121,17 +122,26 @@ export function violationsFactory({ db, outbox, now }: { db: Db; outbox: Outbox;
       );
       const updated = toViolation(rows[0]!);
       await publishViolationChange(outbox, tx, to, updated, current.status);
+      await effect?.record(tx, updated);
       return updated;
     });
   }
 
   /** open → acknowledged, keeping the note with the time and the actor. */
-  const acknowledgeViolation = (teamId: string, id: string, input: TransitionInput) =>
-    transition(teamId, id, 'acknowledged', input);
+  const acknowledgeViolation = (
+    teamId: string,
+    id: string,
+    input: TransitionInput,
+    effect?: KeyedEffect<Violation>,
+  ) => transition(teamId, id, 'acknowledged', input, effect);
 
   /** open | acknowledged → resolved; a resolved violation is never reopened. */
-  const resolveViolation = (teamId: string, id: string, input: TransitionInput) =>
-    transition(teamId, id, 'resolved', input);
+  const resolveViolation = (
+    teamId: string,
+    id: string,
+    input: TransitionInput,
+    effect?: KeyedEffect<Violation>,
+  ) => transition(teamId, id, 'resolved', input, effect);
 
   return { getViolation, listViolations, acknowledgeViolation, resolveViolation };
 }
