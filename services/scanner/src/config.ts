@@ -19,6 +19,11 @@ export const scannerConfig = baseConfig
      * backoff, until this long after it started; past it, it is failed and refunded. 0: never retried.
      */
     SCAN_RETRY_DEADLINE_MS: z.coerce.number().int().min(0).max(3_600_000).default(90_000),
+    /**
+     * A scan's credits charged in identity whose scan was never stored (the API process died between the
+     * two, and no retry with its Idempotency-Key finished it) are given back after this long.
+     */
+    SCAN_CHARGE_GRACE_MS: z.coerce.number().int().min(1_000).default(600_000),
     /** How often a worker reports a running scan (heartbeat_at and a `working` ack). */
     SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
     /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */

@@ -5,14 +5,15 @@ import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from 
 import { identityModule } from '@costgov/identity';
 import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
+import { createRpcClient, type CallContext, type RpcClient } from '@costgov/rpc';
+import { idempotentCalls, startService, type RunningService } from '@costgov/runtime';
 import { eventually, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup, ScannedProject } from '../src/scans/project-lookup';
 import type { RunRules, ScanOutcome } from '../src/scans/run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from '../src/scans/scan-credits';
-import { scansFactory } from '../src/scans/scans';
+import { createScanOperation, scansFactory } from '../src/scans/scans';
+import { abandonedChargeSweeper } from '../src/scans/abandoned-charges';
 
 const logger = createLogger('test', 'silent');
 const staleMs = 5_000;
@@ -197,8 +198,14 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const before = await balance(teamA);
       const real = scanCreditsOverRpc(identityClient);
       const debited: string[] = [];
+      // The charge is written down; the transaction that stores the scan is lost.
+      let transactions = 0;
       const scans = scansFactory({
-        db: { ...service.db, transaction: () => Promise.reject(new Error('connection lost')) },
+        db: {
+          ...service.db,
+          transaction: (fn) =>
+            ++transactions === 1 ? service.db.transaction(fn) : Promise.reject(new Error('connection lost')),
+        },
         outbox: createOutbox({ source: 'scanner' }),
         newId,
         now,
@@ -218,6 +225,106 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       expect(debited).toHaveLength(1);
       expect((await identityClient.refundScanCredits({ scanId: debited[0]! }, teamA)).applied).toBe(false);
       expect((await client.listScans({ projectId }, teamA)).meta?.totalCount).toBe(0);
+    });
+
+    it('gives back, after its grace, a charge whose scan was never stored (the process died between)', async () => {
+      const projectId = addProject(teamA.teamId, 2);
+      const real = scanCreditsOverRpc(identityClient);
+      // Charges the tests above left (identity down, a refund already made) are settled first.
+      await abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 0 }).sweep();
+      const before = await balance(teamA);
+      let transactions = 0;
+      const dying = scansFactory({
+        db: {
+          ...service.db,
+          transaction: (fn) =>
+            ++transactions === 1 ? service.db.transaction(fn) : Promise.reject(new Error('process killed')),
+        },
+        outbox: createOutbox({ source: 'scanner' }),
+        newId,
+        now,
+        projects,
+        // A process killed after its debit makes no refund either.
+        credits: { ...real, refund: () => Promise.reject(new Error('process killed')) },
+        logger,
+      });
+      await expect(dying.createScan(teamA.teamId, projectId)).rejects.toThrow('process killed');
+      expect(await balance(teamA)).toBe(before - 2);
+      const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 60_000 });
+      expect(await sweeper.sweep()).toBe(0); // within the grace: an attempt may still be storing it
+      clockOffsetMs += 60_001;
+      try {
+        expect(await sweeper.sweep()).toBe(1);
+      } finally {
+        clockOffsetMs -= 60_001;
+      }
+      expect(await balance(teamA)).toBe(before);
+      expect(await sweeper.sweep()).toBe(0);
+      expect((await client.listScans({ projectId }, teamA)).meta?.totalCount).toBe(0);
+    });
+
+    it('with an Idempotency-Key, makes one scan and one charge however often it is asked', async () => {
+      const projectId = addProject(teamA.teamId, 3);
+      const before = await balance(teamA);
+      const keyed = (): CallContext => ({
+        ...teamA,
+        idempotencyKey: newId('scan'),
+        idempotencyFingerprint: 'fp',
+      });
+      const first = keyed();
+      const scan = await client.createScan({ projectId }, first);
+      const again = { ...first, replayed: undefined };
+      const replayed = await client.createScan({ projectId }, again);
+      expect(replayed.id).toBe(scan.id);
+      expect(replayed.status).toBe('pending');
+      expect([first.replayed, again.replayed]).toEqual([undefined, true]);
+      expect(await balance(teamA)).toBe(before - 3);
+      const other = await client
+        .createScan({ projectId }, { ...first, idempotencyFingerprint: 'another body' })
+        .catch((e: unknown) => e);
+      expect(other).toMatchObject({ code: 'validation_error', meta: { apiCode: 'idempotency_key_reused' } });
+      expect(requested.filter((e) => e.subject === scan.id)).toHaveLength(1);
+    });
+
+    it('with an Idempotency-Key, a retry after a crash between charge and insert finishes that scan', async () => {
+      const projectId = addProject(teamA.teamId, 2);
+      const before = await balance(teamA);
+      const real = scanCreditsOverRpc(identityClient);
+      let transactions = 0;
+      const dying = scansFactory({
+        db: {
+          ...service.db,
+          transaction: (fn) =>
+            ++transactions === 1 ? service.db.transaction(fn) : Promise.reject(new Error('process killed')),
+        },
+        outbox: createOutbox({ source: 'scanner' }),
+        newId,
+        now,
+        projects,
+        credits: real,
+        logger,
+      });
+      const once = idempotentCalls({ db: service.db, now });
+      const ctx = (): CallContext => ({
+        ...teamA,
+        idempotencyKey: 'crash-key',
+        idempotencyFingerprint: 'fp',
+      });
+      const toMessage = (scan: { id: string; status: string }) => ({ id: scan.id, status: scan.status });
+      await expect(
+        once(ctx(), createScanOperation, scanner.ScanSchema, toMessage, (effect) =>
+          dying.createScan(teamA.teamId, projectId, effect),
+        ),
+      ).rejects.toThrow('process killed');
+      expect(await balance(teamA)).toBe(before - 2); // charged, not stored, not refunded: a retry will finish it
+      const retry = await client.createScan({ projectId }, ctx());
+      expect(await balance(teamA)).toBe(before - 2);
+      const list = await client.listScans({ projectId }, teamA);
+      expect(list.scans.map((s) => s.id)).toEqual([retry.id]);
+      // Nothing is left for the sweeper to give back.
+      const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 0 });
+      expect(await sweeper.sweep()).toBe(0);
+      expect(await balance(teamA)).toBe(before - 2);
     });
 
     it('answers 409 when the balance is short, leaving it and the scan list unchanged', async () => {

@@ -9,6 +9,7 @@ export const scansOptionsFrom = (config: ScannerConfig): ScansOptions => ({
   rpcDeadlineMs: config.RPC_DEADLINE_MS,
   mode: config.SCANNER_MODE,
   staleMs: config.SCAN_STALE_MS,
+  chargeGraceMs: config.SCAN_CHARGE_GRACE_MS,
   retryDeadlineMs: config.SCAN_RETRY_DEADLINE_MS,
   heartbeatMs: config.SCAN_HEARTBEAT_MS,
   ackWaitMs: config.SCAN_ACK_WAIT_MS,

@@ -1,10 +1,11 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { scanner } from '@costgov/contracts';
+import { scanner } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
 import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import type { IdempotentCalls } from '@costgov/runtime';
 import type { Scan } from './scan';
-import type { Scans } from './scans';
+import { createScanOperation, type Scans } from './scans';
 
 export type FindingMessage = MessageInitShape<typeof scanner.FindingSchema>;
 
@@ -33,12 +34,14 @@ const scanMessage = (scan: Scan) => ({
 
 export function scansRpc(
   scans: Scans,
+  once: IdempotentCalls,
   findingsOf: FindingsOfScan = async () => [],
 ): ServiceImpl<typeof scanner.ScansService> {
   return {
-    async createScan(request, ctx) {
-      return scanMessage(await scans.createScan(teamOf(ctx), request.projectId));
-    },
+    createScan: (request, ctx) =>
+      once(ctx, createScanOperation, scanner.ScanSchema, scanMessage, (effect) =>
+        scans.createScan(teamOf(ctx), request.projectId, effect),
+      ),
     async getScan(request, ctx) {
       const teamId = teamOf(ctx);
       const scan = await scans.getScan(teamId, request.id);

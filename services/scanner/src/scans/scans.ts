@@ -1,10 +1,16 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
 import { limitOffset, pageMeta, pageOf, type Db, type PageMeta } from '@costgov/db';
-import { BadRequestError, ConflictError, NotFoundError, textProblem } from '@costgov/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  textProblem,
+  UnavailableError,
+} from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
+import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import type { ProjectLookup } from './project-lookup';
 import { scanStatuses, toScan, type Scan, type ScanRow } from './scan';
 import type { ScanCredits } from './scan-credits';
@@ -16,7 +22,16 @@ export interface ListScansInput {
   perPage?: number;
 }
 
-/** The API side of scans: a scan is paid for in identity, stored `pending` and queued in one transaction. */
+/** The operation under which createScan records an Idempotency-Key (and the charge sweeper forgets it). */
+export const createScanOperation = 'CreateScan';
+
+/**
+ * The API side of scans: a scan is paid for in identity, then stored `pending` and queued in one
+ * transaction. Its charge is written down first (scan_charges), so that a charge whose scan was never
+ * stored (this process died between the two) is given back by the charge sweeper; with an
+ * Idempotency-Key the scan's id is kept with the key, so that a retry finishes that attempt under the same
+ * id, which identity's ledger charges once.
+ */
 export function scansFactory({
   db,
   outbox,
@@ -34,7 +49,7 @@ export function scansFactory({
   credits: ScanCredits;
   logger: Logger;
 }) {
-  async function createScan(teamId: string, projectId: string): Promise<Scan> {
+  async function createScan(teamId: string, projectId: string, effect?: KeyedEffect<Scan>): Promise<Scan> {
     if (!looksLikeId('project', projectId)) throw new NotFoundError('Project', projectId);
     const project = await projects.project(teamId, projectId);
     if (project.status === 'archived') {
@@ -42,12 +57,32 @@ export function scansFactory({
         { field: 'project_id', message: 'is archived' },
       ]);
     }
-    const id = newId('scan');
     // One credit per connection the scan reads, and one for a project without connections.
     const cost = Math.max(1, project.connectionIds.length);
-    await credits.debit(teamId, id, cost);
+    const id = effect?.reserved ?? newId('scan');
+    if (!effect?.reserved) {
+      await db.transaction(async (tx) => {
+        await tx.query(
+          'INSERT INTO scan_charges (scan_id, team_id, credits, created_at) VALUES ($1, $2, $3, $4)',
+          [id, teamId, cost, now()],
+        );
+        await effect?.reserve(tx, id);
+      });
+    }
+    try {
+      await credits.debit(teamId, id, cost);
+    } catch (error) {
+      // Refused (too few credits, no such team): nothing was charged, so nothing is left to give back.
+      // Unavailable: the charge may have been made, and a retry with the key, or the sweeper, settles it.
+      if (!(error instanceof UnavailableError)) await forgetCharge(teamId, id, effect);
+      throw error;
+    }
     try {
       return await db.transaction(async (tx) => {
+        const charge = await tx.query('DELETE FROM scan_charges WHERE scan_id = $1 RETURNING scan_id', [id]);
+        // Gone: a concurrent attempt with the key stored the scan (its answer is replayed), or the sweeper
+        // gave the charge back after this attempt stalled past its grace.
+        if (charge.rows.length === 0) throw new UnavailableError('The scan request was given up; retry it.');
         const { rows } = await tx.query<ScanRow>(
           `INSERT INTO scans (id, team_id, project_id, connection_ids, credits_used, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
@@ -65,15 +100,42 @@ export function scansFactory({
             credits: cost,
           }),
         });
-        return toScan(rows[0]!);
+        const scan = toScan(rows[0]!);
+        await effect?.record(tx, scan);
+        return scan;
       });
     } catch (error) {
-      // Paid for but never stored: give the credits back (the ledger refunds a scan once).
-      await credits.refund(teamId, id).catch((refundError: unknown) => {
-        logger.error({ err: refundError, scan_id: id, team_id: teamId }, 'refund of an unstored scan failed');
-      });
+      // Paid for but not stored. Without a key nobody finishes this attempt: give the credits back now
+      // (the ledger refunds a scan once; the sweeper does it later if this fails). With a key, a retry
+      // finishes it under the same id, or the sweeper gives the charge back after its grace.
+      if (!effect) {
+        await credits
+          .refund(teamId, id)
+          .then(() => forgetCharge(teamId, id, undefined))
+          .catch((refundError: unknown) => {
+            logger.warn(
+              { err: refundError, scan_id: id, team_id: teamId },
+              'refund of an unstored scan failed; the charge sweeper gives it back later',
+            );
+          });
+      }
       throw error;
     }
+  }
+
+  /** Drops a charge that was never made or was given back, and the key's reservation of it. */
+  async function forgetCharge(teamId: string, id: string, effect: KeyedEffect<Scan> | undefined) {
+    await db
+      .transaction(async (tx) => {
+        await tx.query('DELETE FROM scan_charges WHERE scan_id = $1', [id]);
+        await effect?.forget(tx);
+      })
+      .catch((error: unknown) => {
+        logger.warn(
+          { err: error, scan_id: id, team_id: teamId },
+          'scan charge not cleared; the sweeper will',
+        );
+      });
   }
 
   async function getScan(teamId: string, id: string): Promise<Scan> {

@@ -12,6 +12,7 @@ import { scanCreditsOverRpc, type ScanCredits } from './scan-credits';
 import { scansFactory } from './scans';
 import { startScanWorker } from './scan-worker';
 import { scanSweeper } from './sweeper';
+import { abandonedChargeSweeper } from './abandoned-charges';
 
 /** api: ScansService only; worker: runs scans (gRPC serves health only); all: both. */
 export type ScannerMode = 'api' | 'worker' | 'all';
@@ -35,6 +36,11 @@ export type ScansOptions = (
    * fails and is refunded. Default 90 s.
    */
   retryDeadlineMs?: number;
+  /**
+   * A scan's charge whose scan was not stored within this long (its attempt died between the charge and
+   * the insert) is given back. Far above any attempt's duration. Default 10 min.
+   */
+  chargeGraceMs?: number;
   /** How often the sweeper looks. Default a quarter of staleMs, at most 30 s. */
   sweepIntervalMs?: number;
   heartbeatMs?: number;
@@ -46,7 +52,10 @@ export type ScansOptions = (
 
 /** Serves ScansService and/or runs the scan workers, the refund consumer and the sweeper. */
 export async function startScans(
-  ctx: Pick<ServiceContext, 'db' | 'bus' | 'rpc' | 'outbox' | 'newId' | 'now' | 'logger' | 'consume'>,
+  ctx: Pick<
+    ServiceContext,
+    'db' | 'bus' | 'rpc' | 'outbox' | 'newId' | 'now' | 'logger' | 'consume' | 'once'
+  >,
   options: ScansOptions,
 ): Promise<() => Promise<void>> {
   const mode = options.mode ?? 'all';
@@ -73,9 +82,14 @@ export async function startScans(
     options.findingsOf ??
     (async (teamId: string, scanId: string) =>
       (await findingsOfScan(ctx.db, teamId, scanId)).map(findingMessage));
+  let charges: ReturnType<typeof abandonedChargeSweeper> | undefined;
   if (mode !== 'worker') {
     const scans = scansFactory({ ...ctx, projects, credits });
-    ctx.rpc.add(scanner.ScansService, scansRpc(scans, findingsOf));
+    ctx.rpc.add(scanner.ScansService, scansRpc(scans, ctx.once, findingsOf));
+    // Charges of scans never stored, given back where scans are requested.
+    const graceMs = options.chargeGraceMs ?? 600_000;
+    charges = abandonedChargeSweeper({ ...ctx, credits, graceMs });
+    charges.start(Math.min(Math.max(graceMs / 4, 100), 60_000));
   }
   await ctx.consume({
     durable: 'scanner_refund_failed',
@@ -105,6 +119,7 @@ export async function startScans(
   return async () => {
     await worker?.stop();
     await sweeper.stop();
+    await charges?.stop();
     for (const client of clients) client.close();
   };
 }

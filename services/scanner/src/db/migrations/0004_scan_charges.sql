@@ -1,0 +1,10 @@
+-- A scan's charge in identity, written before identity is asked and deleted with the transaction that
+-- stores the scan: a row left behind (the process died between the two) is a charge whose scan was never
+-- stored, which the charge sweeper gives back (scans/abandoned-charges.ts).
+CREATE TABLE scan_charges (
+  scan_id text PRIMARY KEY,
+  team_id text NOT NULL,
+  credits integer NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX scan_charges_created ON scan_charges (created_at);
