@@ -385,6 +385,39 @@ describe('Microsoft Entra', () => {
         ),
     },
     {
+      name: '/Groups/:id: PUT with members carrying $ref, display, type and displayName',
+      method: 'PUT',
+      path: (s) => `/Groups/${s.group}`,
+      body: (s) => ({
+        schemas: [groupSchema],
+        externalId: 'grp-ext-1',
+        displayName: 'Tour Guides',
+        members: [
+          {
+            value: s.user,
+            $ref: `${system.url}/scim/v2/Users/${s.user}`,
+            display: 'Ryan Leenay',
+            type: 'User',
+            displayName: 'Ryan Leenay',
+          },
+        ],
+      }),
+      status: 200,
+      then: (r, s) => expect(r.body.members.map((m: { value: string }) => m.value)).toEqual([s.user]),
+    },
+    {
+      name: '/Groups/:id: add a member with its displayName',
+      method: 'PATCH',
+      path: (s) => `/Groups/${s.group}`,
+      body: (s) =>
+        patch({ op: 'Add', path: 'members', value: [{ value: s.manager, displayName: 'Manager' }] }),
+      status: 200,
+      then: (r, s) =>
+        expect(r.body.members.map((m: { value: string }) => m.value).sort()).toEqual(
+          [s.user, s.manager].sort(),
+        ),
+    },
+    {
       name: '/Groups?filter=members[value eq id]',
       method: 'GET',
       path: (s) => `/Groups?filter=${q(`members[value eq "${s.manager}"]`)}`,

@@ -1860,6 +1860,10 @@ export interface components {
       /** @description Default `true`. The strings `"True"`/`"False"` (any case) are accepted. */
       active?: boolean | string;
     };
+    /**
+     * @description A member. On input only `value` counts: `display`, `$ref`, `type` and keys of an identity
+     *     provider's own (Microsoft Entra's `displayName`) are accepted and ignored.
+     */
     ScimGroupMember: {
       /** @description User id (UUID). */
       value: string;

@@ -21,16 +21,15 @@ const groupReadOnly: ReadonlySet<string> = new Set(['id', 'meta', 'schemas']);
 const memberFilterAttributes: Readonly<Record<string, FilterAttribute>> = Object.freeze({
   value: { type: 'string', caseExact: true },
 });
-const memberIgnoredKeys: ReadonlySet<string> = new Set(['display', '$ref', 'type']);
-
+/**
+ * The user ids of a `members` value. A member is known by its `value` alone: every other key is ignored,
+ * whether RFC 7643's (`display`, `$ref`, `type`) or an IdP's own (Microsoft Entra sends `displayName`),
+ * as unstored attributes of a user are, so that one extra key does not refuse the whole request. Keys
+ * that reach a prototype were refused with the body (assertSafeKeys).
+ */
 function readMemberIds(value: unknown, where: string): string[] {
   return asList(value, where, 'members').map((member) => {
     if (!isObject(member)) throw invalidValue(`${where}: a member must be an object, got ${shown(member)}`);
-    for (const key of Object.keys(member)) {
-      if (key.toLowerCase() !== 'value' && !memberIgnoredKeys.has(key.toLowerCase())) {
-        throw invalidPath(`${where}: unknown member attribute '${key}'`);
-      }
-    }
     const id = field(member, 'value');
     if (typeof id !== 'string' || id === '') {
       throw invalidValue(`${where}: a member's 'value' must be a user id string, got ${shown(id)}`);
