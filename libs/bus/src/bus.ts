@@ -59,13 +59,17 @@ export interface Consumer {
 /** Messages a durable consumer has not been handed yet, for the consumer lag gauge. */
 export interface ConsumerLag {
   system: 'nats' | 'memory';
+  /** The consumer's name at the broker (`<namespace>_<durable>`), on either bus. */
   durable: string;
   pending: number;
 }
 
 /** What a bus tells the process's metrics. */
 export interface BusObserver {
-  /** A message is handed to a durable again (a failed handler, an expired ack wait). */
+  /**
+   * A message is handed to a durable again (a failed handler, an expired ack wait); `durable` is its
+   * consumer's name at the broker (`<namespace>_<durable>`).
+   */
   redelivered?(delivery: { system: 'nats' | 'memory'; durable: string }): void;
 }
 

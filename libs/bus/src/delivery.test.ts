@@ -19,7 +19,14 @@ describe('deliver: a dependency outage', () => {
 
   it('is redelivered past maxDeliver, with a warning', async () => {
     const { logger, lines } = captureLogger();
-    const settlement = await deliver({ message, deliveryCount: 50, options, logger, system: 'memory' });
+    const settlement = await deliver({
+      message,
+      deliveryCount: 50,
+      options,
+      logger,
+      system: 'memory',
+      consumer: 'costgov_test',
+    });
     expect(settlement.kind).toBe('nak');
     expect(lines.map((line) => line.msg)).toContain('dependency unavailable; redelivering');
   });
@@ -32,6 +39,7 @@ describe('deliver: a dependency outage', () => {
       options,
       logger,
       system: 'memory',
+      consumer: 'costgov_test',
     });
     expect(settlement.kind).toBe('term');
     expect(lines.some((line) => line.level === 'error' && /message terminated/.test(line.msg))).toBe(true);
@@ -66,6 +74,7 @@ describe('deliver: a handler that asks for redelivery (RedeliverLater)', () => {
         options: asking(delayMs),
         logger,
         system: 'memory',
+        consumer: 'costgov_test',
       });
       expect(settlement).toEqual({ kind: 'nak', delayMs: expected });
       expect(lines.map((line) => [line.level, line.msg])).toEqual([
@@ -82,6 +91,7 @@ describe('deliver: a handler that asks for redelivery (RedeliverLater)', () => {
       options: asking(1_000),
       logger,
       system: 'memory',
+      consumer: 'costgov_test',
     });
     expect(settlement.kind).toBe('term');
     expect(lines.some((line) => line.level === 'error' && /message terminated/.test(line.msg))).toBe(true);

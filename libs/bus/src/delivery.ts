@@ -33,6 +33,8 @@ export interface Delivery {
   options: ResolvedConsumeOptions;
   logger: Logger;
   system: SpanTarget['system'];
+  /** The consumer's name at the broker (`<namespace>_<durable>`): what metrics and spans call it. */
+  consumer: string;
   /** Restarts the broker's ack wait for this message (see DeliveryInfo.working). */
   working?: () => void;
   observer?: BusObserver;
@@ -45,7 +47,7 @@ export interface Delivery {
 export async function deliver(delivery: Delivery): Promise<Settlement> {
   try {
     if (delivery.deliveryCount > 1) {
-      delivery.observer?.redelivered?.({ system: delivery.system, durable: delivery.options.durable });
+      delivery.observer?.redelivered?.({ system: delivery.system, durable: delivery.consumer });
     }
     return await settle(delivery);
   } catch (error) {
@@ -65,6 +67,7 @@ async function settle({
   options,
   logger,
   system,
+  consumer,
   working = () => undefined,
 }: Delivery): Promise<Settlement> {
   const { durable } = options;
@@ -81,7 +84,7 @@ async function settle({
 
   const fields = { durable, event_id: event.id, event_type: event.type, delivery_count: deliveryCount };
   try {
-    await withConsumeSpan(event, { system, subject: message.subject, durable, deliveryCount }, () =>
+    await withConsumeSpan(event, { system, subject: message.subject, consumer, deliveryCount }, () =>
       options.handler(event, { deliveryCount, working }),
     );
     return { kind: 'ack' };

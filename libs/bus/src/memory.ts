@@ -11,6 +11,7 @@ import {
 } from './bus';
 import { assertEventType, assertNamespace, defaultNamespace, toWire, type WireMessage } from './cloudevent';
 import { deliver } from './delivery';
+import { consumerName } from './jetstream-setup';
 import { matchesAny } from './patterns';
 import { withPublishSpan } from './tracing';
 
@@ -150,6 +151,7 @@ export function createMemoryBus({
       options,
       logger: log,
       system: 'memory',
+      consumer: consumerName(namespace, options.durable),
       observer,
     }).then((settlement) => {
       clearTimeout(ackWait);
@@ -226,7 +228,8 @@ export function createMemoryBus({
         if (durable.subscribers.length === 0) continue;
         let pending = 0;
         for (const entry of durable.pending.values()) if (entry.inFlight === null) pending++;
-        lag.push({ system: 'memory', durable: name, pending });
+        // Named as NATS would name the consumer, so a dashboard reads the same label on either bus.
+        lag.push({ system: 'memory', durable: consumerName(namespace, name), pending });
       }
       return lag;
     },

@@ -68,7 +68,7 @@ export async function createNatsBus({
   };
   const consumers = new Set<Consumer>();
   /** Durables this bus consumes, by `stream/consumer`, for consumerLag(). */
-  const subscribed = new Map<string, { stream: string; consumer: string; durable: string; count: number }>();
+  const subscribed = new Map<string, { stream: string; consumer: string; count: number }>();
 
   /** One pull subscription on the stream of `service`; the gate bounds handlers across all of them. */
   async function subscribe(service: string, options: ResolvedConsumeOptions, run: ConsumeRun) {
@@ -83,7 +83,7 @@ export async function createNatsBus({
       await js.consumers.get(stream, durable)
     ).consume({ max_messages: options.concurrency });
     const key = `${stream}/${durable}`;
-    const entry = subscribed.get(key) ?? { stream, consumer: durable, durable: options.durable, count: 0 };
+    const entry = subscribed.get(key) ?? { stream, consumer: durable, count: 0 };
     entry.count++;
     subscribed.set(key, entry);
     void messages.closed().finally(() => {
@@ -120,6 +120,7 @@ export async function createNatsBus({
       options,
       logger: log,
       system: 'nats',
+      consumer: consumerName(namespace, options.durable),
       working: () => msg.working(),
       observer,
     });
@@ -186,9 +187,10 @@ export async function createNatsBus({
     },
 
     async consumerLag() {
+      // Named as the broker names the consumer (namespace prefix included), one per producing stream.
       const reads = await Promise.allSettled(
-        [...subscribed.values()].map(async ({ stream, consumer, durable }) => ({
-          durable,
+        [...subscribed.values()].map(async ({ stream, consumer }) => ({
+          durable: consumer,
           pending: (await jsm.consumers.info(stream, consumer)).num_pending,
         })),
       );

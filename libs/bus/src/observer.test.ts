@@ -24,7 +24,7 @@ describe.each(busImplementations)('what the $name bus tells its metrics', (imple
     return testBus.bus;
   };
 
-  it('reports each redelivery with its durable, and none for a first delivery', async () => {
+  it("reports each redelivery with its consumer's name, and none for a first delivery", async () => {
     const bus = await open();
     let deliveries = 0;
     consumers.push(
@@ -41,12 +41,12 @@ describe.each(busImplementations)('what the $name bus tells its metrics', (imple
     await bus.publish(testEvent());
     await eventually(() => expect(deliveries).toBe(3));
     expect(redelivered).toEqual([
-      { system: implementation.name, durable: 'flaky' },
-      { system: implementation.name, durable: 'flaky' },
+      { system: implementation.name, durable: `${testBus.namespace}_flaky` },
+      { system: implementation.name, durable: `${testBus.namespace}_flaky` },
     ]);
   });
 
-  it("reports a durable's messages not yet handed to it, and 0 once it has caught up", async () => {
+  it("reports a durable's messages not yet handed to it under its consumer's name, and 0 once caught up", async () => {
     const bus = await open();
     let release!: () => void;
     const blocked = new Promise<void>((resolve) => (release = resolve));
@@ -62,14 +62,16 @@ describe.each(busImplementations)('what the $name bus tells its metrics', (imple
       }),
     );
     for (let i = 0; i < 5; i++) await bus.publish(testEvent());
-    const pendingOf = async () =>
-      (await bus.consumerLag!()).find((lag) => lag.durable === 'slow' && lag.system === implementation.name)
-        ?.pending;
+    // The name the broker knows the consumer by (`nats consumer ls`), namespace included, on either bus.
+    const consumer = `${testBus.namespace}_slow`;
+    const lags = async () => (await bus.consumerLag!()).filter((lag) => lag.system === implementation.name);
+    const pendingOf = async () => (await lags()).find((lag) => lag.durable === consumer)?.pending;
     // One (or a prefetched few) is being handled; the rest wait.
     await eventually(async () => expect(await pendingOf()).toBeGreaterThanOrEqual(1));
     release();
     await eventually(() => expect(handled).toBe(5));
     await eventually(async () => expect(await pendingOf()).toBe(0));
+    expect((await lags()).map((lag) => lag.durable)).toEqual([consumer]);
   });
 });
 

@@ -68,14 +68,14 @@ export function withPublishSpan<T>(
 /** Runs a handler in a CONSUMER span whose parent is the trace context the event carries. */
 export function withConsumeSpan<T>(
   event: CloudEvent,
-  target: SpanTarget & { durable: string; deliveryCount: number },
+  target: SpanTarget & { consumer: string; deliveryCount: number },
   handle: () => Promise<T>,
 ): Promise<T> {
   const attributes: Attributes = {
     'messaging.system': target.system,
     'messaging.operation.type': 'process',
     'messaging.destination.name': target.subject,
-    'messaging.consumer.group.name': target.durable,
+    'messaging.consumer.group.name': target.consumer,
     'messaging.message.id': event.id,
     'messaging.delivery_count': target.deliveryCount,
     'cloudevents.event_type': event.type,

@@ -35,5 +35,5 @@ export function connectBus(
         connectTimeoutMs: config.NATS_CONNECT_TIMEOUT_MS,
         observer: busObserver,
       }).then(watchBus)
-    : watchBus(createMemoryBus({ logger, observer: busObserver }));
+    : watchBus(createMemoryBus({ logger, namespace: config.EVENT_NAMESPACE, observer: busObserver }));
 }

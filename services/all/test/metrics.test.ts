@@ -86,6 +86,8 @@ const valueOf = (text: string, name: string, labels: Record<string, string>) => 
 
 describe('metrics after traffic', () => {
   const system_ = () => (process.env.NATS_URL ? 'nats' : 'memory');
+  /** A durable as the broker names its consumer (`nats consumer ls`): the namespace, then the durable. */
+  const consumer = (durable: string) => `${namespace}_${durable}`;
 
   it('shows requests, gRPC calls, outbox backlog, consumer lag and webhook deliveries under their names', async () => {
     await call('POST', '/v1/guard/webhooks', {
@@ -128,7 +130,7 @@ describe('metrics after traffic', () => {
         valueOf(scraped, 'outbox_events_pending', { service: 'budgets' }) === 0 &&
         valueOf(scraped, 'messaging_consumer_lag_messages', {
           messaging_system: system_(),
-          messaging_consumer_group_name: 'budgets_spend_changed',
+          messaging_consumer_group_name: consumer('budgets_spend_changed'),
         }) === 0;
       const delivered = valueOf(scraped, 'webhook_deliveries_total', {
         outcome: 'success',
@@ -166,7 +168,7 @@ describe('metrics after traffic', () => {
     expect(
       valueOf(text, 'messaging_consumer_lag_messages', {
         messaging_system: system_(),
-        messaging_consumer_group_name: 'violations_budget_events',
+        messaging_consumer_group_name: consumer('violations_budget_events'),
       }),
     ).toBeGreaterThanOrEqual(0);
   }, 60_000);
@@ -185,7 +187,7 @@ describe('metrics after traffic', () => {
     await eventually(async () => {
       const count = valueOf(await scrape(), 'messaging_consumer_redeliveries_total', {
         messaging_system: system_(),
-        messaging_consumer_group_name: 'budgets_spend_changed',
+        messaging_consumer_group_name: consumer('budgets_spend_changed'),
       });
       return count !== undefined && count >= 1 ? true : undefined;
     }, 15_000);
