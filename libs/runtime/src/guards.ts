@@ -1,5 +1,5 @@
 import type { Logger } from '@costgov/log';
-import { metrics } from '@costgov/telemetry';
+import { countUncaughtError } from '@costgov/telemetry';
 
 export type UncaughtKind = 'uncaught_exception' | 'unhandled_rejection';
 
@@ -17,7 +17,7 @@ export interface ProcessGuardDeps {
  */
 export function installProcessGuards(
   logger: Pick<Logger, 'error'>,
-  { count = (kind) => metrics.uncaughtErrors.inc({ kind }), process: proc = process }: ProcessGuardDeps = {},
+  { count = countUncaughtError, process: proc = process }: ProcessGuardDeps = {},
 ): () => void {
   const guard = (kind: UncaughtKind) => (error: unknown) => {
     try {

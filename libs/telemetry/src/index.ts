@@ -1,6 +1,7 @@
 export { startTelemetry } from './tracing';
 export {
   countRedelivery,
+  countUncaughtError,
   metrics,
   observeHttpRequest,
   observeRpcCall,

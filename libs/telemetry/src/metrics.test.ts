@@ -99,11 +99,26 @@ describe('metrics under OpenTelemetry semantic-convention names', () => {
     );
   });
 
-  it('records gRPC calls by rpc_system, rpc_service, rpc_method and the numeric rpc_grpc_status_code', async () => {
-    observeRpcCall({ service: 'costgov.costs.v1.CostDataService', method: 'GetSpend', statusCode: 14 }, 0.01);
-    expect(await linesOf('rpc_server_duration_seconds_count')).toContain(
-      'rpc_server_duration_seconds_count{rpc_system="grpc",rpc_service="costgov.costs.v1.CostDataService",rpc_method="GetSpend",rpc_grpc_status_code="14"} 1',
+  it('records gRPC calls as rpc.server.call.duration: rpc_system_name, the full rpc_method, rpc_status_code', async () => {
+    const service = 'costgov.costs.v1.CostDataService';
+    observeRpcCall({ service, method: 'GetSpend', code: 'OK' }, 0.0004);
+    observeRpcCall({ service, method: 'GetSpend', code: 'NOT_FOUND' }, 0.002);
+    observeRpcCall({ service, method: 'GetSpend', code: 'UNAVAILABLE' }, 0.01);
+    const lines = await linesOf('rpc_server_call_duration_seconds_count');
+    const method = 'rpc_method="costgov.costs.v1.CostDataService/GetSpend"';
+    expect(lines).toEqual([
+      `rpc_server_call_duration_seconds_count{rpc_system_name="grpc",${method},rpc_status_code="OK"} 1`,
+      // An answer the caller gets (not found) is no error of the server's: no error_type.
+      `rpc_server_call_duration_seconds_count{rpc_system_name="grpc",${method},rpc_status_code="NOT_FOUND"} 1`,
+      `rpc_server_call_duration_seconds_count{rpc_system_name="grpc",${method},rpc_status_code="UNAVAILABLE",error_type="UNAVAILABLE"} 1`,
+    ]);
+    // The conventions' advised buckets, and finer ones below 5 ms.
+    expect(await linesOf('rpc_server_call_duration_seconds_bucket')).toContain(
+      `rpc_server_call_duration_seconds_bucket{le="0.001",rpc_system_name="grpc",${method},rpc_status_code="OK"} 1`,
     );
+    expect(
+      (await linesOf('rpc_server_call_duration_seconds_bucket')).some((l) => l.includes('le="7.5"')),
+    ).toBe(true);
   });
 
   it('reads the outbox backlog of each watched service at scrape time, leaving out a failed read', async () => {
@@ -124,24 +139,24 @@ describe('metrics under OpenTelemetry semantic-convention names', () => {
 
   it('sums the lag of a durable over the buses that report it, and counts redeliveries', async () => {
     const unwatchA = watchConsumerLag(async () => [
-      { system: 'nats', durable: 'budgets_spend_changed', pending: 2 },
-      { system: 'nats', durable: 'violations_budget_events', pending: 0 },
+      { system: 'nats', durable: 'costgov_budgets_spend_changed', pending: 2 },
+      { system: 'nats', durable: 'costgov_violations_budget_events', pending: 0 },
     ]);
     const unwatchB = watchConsumerLag(async () => [
-      { system: 'nats', durable: 'budgets_spend_changed', pending: 5 },
+      { system: 'nats', durable: 'costgov_budgets_spend_changed', pending: 5 },
     ]);
     const unwatchC = watchConsumerLag(() => new Promise(() => undefined)); // never answers: left out after 2 s
     expect(await linesOf('messaging_consumer_lag_messages')).toEqual([
-      'messaging_consumer_lag_messages{messaging_system="nats",messaging_consumer_group_name="budgets_spend_changed"} 7',
-      'messaging_consumer_lag_messages{messaging_system="nats",messaging_consumer_group_name="violations_budget_events"} 0',
+      'messaging_consumer_lag_messages{messaging_system="nats",messaging_consumer_group_name="costgov_budgets_spend_changed"} 7',
+      'messaging_consumer_lag_messages{messaging_system="nats",messaging_consumer_group_name="costgov_violations_budget_events"} 0',
     ]);
     unwatchA();
     unwatchB();
     unwatchC();
-    countRedelivery({ system: 'memory', durable: 'budgets_spend_changed' });
-    countRedelivery({ system: 'memory', durable: 'budgets_spend_changed' });
+    countRedelivery({ system: 'memory', durable: 'costgov_budgets_spend_changed' });
+    countRedelivery({ system: 'memory', durable: 'costgov_budgets_spend_changed' });
     expect(await linesOf('messaging_consumer_redeliveries_total')).toEqual([
-      'messaging_consumer_redeliveries_total{messaging_system="memory",messaging_consumer_group_name="budgets_spend_changed"} 2',
+      'messaging_consumer_redeliveries_total{messaging_system="memory",messaging_consumer_group_name="costgov_budgets_spend_changed"} 2',
     ]);
   });
 });

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -14,6 +14,7 @@ export interface OutboxBacklog {
 /** Messages a durable consumer has not been handed yet. */
 export interface ConsumerLag {
   system: string;
+  /** The consumer's name at the broker (`<namespace>_<durable>`), as `nats consumer ls` shows it. */
   durable: string;
   pending: number;
 }
@@ -53,94 +54,105 @@ function backlogs(): Promise<Array<[string, OutboxBacklog | undefined]>> {
   return backlogRead.result;
 }
 
-/** The process's Prometheus metrics: one registry, served on /metrics. */
-export const metrics = {
-  registry,
-  /** OpenTelemetry's http.server.request.duration, with its attribute names and bucket advice. */
-  httpRequests: new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'Duration of HTTP requests served by the gateway (OpenTelemetry http.server.request.duration).',
-    labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
-    registers: [registry],
-  }),
-  /** OpenTelemetry's rpc.server.duration, in seconds, with its gRPC attributes (status code as a number). */
-  rpcCalls: new Histogram({
-    name: 'rpc_server_duration_seconds',
-    help: 'Duration of gRPC calls served (OpenTelemetry rpc.server.duration).',
-    labelNames: ['rpc_system', 'rpc_service', 'rpc_method', 'rpc_grpc_status_code'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  }),
-  outboxEventsPending: new Gauge({
-    name: 'outbox_events_pending',
-    help: "Events written to a service's outbox and not yet published to the bus (read at each scrape).",
-    labelNames: ['service'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const [service, backlog] of await backlogs()) {
-        if (backlog) this.set({ service }, backlog.pending);
-      }
-    },
-  }),
-  outboxOldestEventAge: new Gauge({
-    name: 'outbox_oldest_event_age_seconds',
-    help: "Age of the oldest unpublished event of a service's outbox; 0 when every event is published.",
-    labelNames: ['service'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const [service, backlog] of await backlogs()) {
-        if (backlog) this.set({ service }, backlog.oldestAgeSeconds);
-      }
-    },
-  }),
-  consumerLag: new Gauge({
-    name: 'messaging_consumer_lag_messages',
-    help: 'Messages of its streams a durable consumer has not been handed yet (JetStream num_pending).',
-    labelNames: ['messaging_system', 'messaging_consumer_group_name'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const reads = await Promise.all([...lagSources].map((read) => within(read)));
-      const totals = new Map<string, { system: string; durable: string; pending: number }>();
-      for (const lag of reads.flatMap((read) => read ?? [])) {
-        const key = `${lag.system}\u0000${lag.durable}`;
-        const total = totals.get(key) ?? { ...lag, pending: 0 };
-        total.pending += lag.pending;
-        totals.set(key, total);
-      }
-      for (const { system, durable, pending } of totals.values()) {
-        this.set({ messaging_system: system, messaging_consumer_group_name: durable }, pending);
-      }
-    },
-  }),
-  consumerRedeliveries: new Counter({
-    name: 'messaging_consumer_redeliveries_total',
-    help: 'Messages handed to a durable consumer again (a failed handler, an expired ack wait).',
-    labelNames: ['messaging_system', 'messaging_consumer_group_name'],
-    registers: [registry],
-  }),
-  budgetEvaluations: new Counter({
-    name: 'budget_evaluations_total',
-    help: 'Budget evaluations: evaluated, deferred to the sweep (costs or the database unavailable), or failed.',
-    labelNames: ['outcome'],
-    registers: [registry],
-  }),
-  budgetUnconvertedSpend: new Counter({
-    name: 'budget_unconverted_spend_total',
-    help: 'Budget evaluations that found spend in a currency without an exchange rate to the budget currency (not counted).',
-    labelNames: ['from_currency', 'to_currency'],
-    registers: [registry],
-  }),
-  uncaughtErrors: new Counter({
-    name: 'process_uncaught_errors_total',
-    help: 'Errors that escaped every handler and reached the process guard (which logs them and lives on).',
-    labelNames: ['kind'],
-    registers: [registry],
-  }),
-};
+/** The process's Prometheus registry, served on /metrics; services register their own metrics in it. */
+export const metrics = { registry };
+
+/**
+ * Puts `metric` on /metrics from the first time the process records it (or watches a source for it):
+ * a process serves the shared metrics it records and no other (identity no HTTP histogram, the gateway
+ * no gRPC one). A metric a service defines in its own package is registered there, with the package.
+ */
+const servedMetrics = new WeakSet<Metric>();
+function served<M extends Metric>(metric: M): M {
+  if (!servedMetrics.has(metric)) {
+    registry.registerMetric(metric);
+    servedMetrics.add(metric);
+  }
+  return metric;
+}
+
+/** OpenTelemetry's http.server.request.duration, with its attribute names and bucket advice. */
+const httpRequests = new Histogram({
+  name: 'http_server_request_duration_seconds',
+  help: 'Duration of HTTP requests served by the gateway (OpenTelemetry http.server.request.duration).',
+  labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  registers: [],
+});
+
+/**
+ * OpenTelemetry's rpc.server.call.duration (semantic conventions 1.45: seconds, `rpc.system.name`, the
+ * fully qualified `rpc.method`, the status name as `rpc.status_code`, and `error.type` on a server error).
+ * The buckets are the conventions' advice with two more below 5 ms, where most calls end.
+ */
+const rpcCalls = new Histogram({
+  name: 'rpc_server_call_duration_seconds',
+  help: 'Duration of gRPC calls served (OpenTelemetry rpc.server.call.duration).',
+  labelNames: ['rpc_system_name', 'rpc_method', 'rpc_status_code', 'error_type'],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  registers: [],
+});
+
+const outboxEventsPending = new Gauge({
+  name: 'outbox_events_pending',
+  help: "Events written to a service's outbox and not yet published to the bus (read at each scrape).",
+  labelNames: ['service'],
+  registers: [],
+  async collect() {
+    this.reset();
+    for (const [service, backlog] of await backlogs()) {
+      if (backlog) this.set({ service }, backlog.pending);
+    }
+  },
+});
+
+const outboxOldestEventAge = new Gauge({
+  name: 'outbox_oldest_event_age_seconds',
+  help: "Age of the oldest unpublished event of a service's outbox; 0 when every event is published.",
+  labelNames: ['service'],
+  registers: [],
+  async collect() {
+    this.reset();
+    for (const [service, backlog] of await backlogs()) {
+      if (backlog) this.set({ service }, backlog.oldestAgeSeconds);
+    }
+  },
+});
+
+const consumerLag = new Gauge({
+  name: 'messaging_consumer_lag_messages',
+  help: 'Messages of its streams a durable consumer has not been handed yet (JetStream num_pending).',
+  labelNames: ['messaging_system', 'messaging_consumer_group_name'],
+  registers: [],
+  async collect() {
+    this.reset();
+    const reads = await Promise.all([...lagSources].map((read) => within(read)));
+    const totals = new Map<string, { system: string; durable: string; pending: number }>();
+    for (const lag of reads.flatMap((read) => read ?? [])) {
+      const key = `${lag.system}\u0000${lag.durable}`;
+      const total = totals.get(key) ?? { ...lag, pending: 0 };
+      total.pending += lag.pending;
+      totals.set(key, total);
+    }
+    for (const { system, durable, pending } of totals.values()) {
+      this.set({ messaging_system: system, messaging_consumer_group_name: durable }, pending);
+    }
+  },
+});
+
+const consumerRedeliveries = new Counter({
+  name: 'messaging_consumer_redeliveries_total',
+  help: 'Messages handed to a durable consumer again (a failed handler, an expired ack wait).',
+  labelNames: ['messaging_system', 'messaging_consumer_group_name'],
+  registers: [],
+});
+
+const uncaughtErrors = new Counter({
+  name: 'process_uncaught_errors_total',
+  help: 'Errors that escaped every handler and reached the process guard (which logs them and lives on).',
+  labelNames: ['kind'],
+  registers: [],
+});
 
 /**
  * Reports `service`'s outbox backlog on /metrics (outbox_events_pending, outbox_oldest_event_age_seconds),
@@ -148,6 +160,8 @@ export const metrics = {
  * scrape. Returns the function that stops reporting it.
  */
 export function watchOutbox(service: string, read: () => Promise<OutboxBacklog>): () => void {
+  served(outboxEventsPending);
+  served(outboxOldestEventAge);
   outboxSources.set(service, read);
   backlogRead = undefined;
   return () => {
@@ -158,13 +172,14 @@ export function watchOutbox(service: string, read: () => Promise<OutboxBacklog>)
 
 /** Reports the lag of a bus's durables on /metrics (messaging_consumer_lag_messages), read at each scrape. */
 export function watchConsumerLag(read: () => Promise<ConsumerLag[]>): () => void {
+  served(consumerLag);
   lagSources.add(read);
   return () => void lagSources.delete(read);
 }
 
 /** Counts a message handed to a durable consumer again. */
 export const countRedelivery = ({ system, durable }: { system: string; durable: string }): void =>
-  metrics.consumerRedeliveries.inc({ messaging_system: system, messaging_consumer_group_name: durable });
+  served(consumerRedeliveries).inc({ messaging_system: system, messaging_consumer_group_name: durable });
 
 /** HTTP methods kept as they are in `http_request_method`; any other is `_OTHER` (OpenTelemetry). */
 const knownMethods = new Set([
@@ -184,7 +199,7 @@ export function observeHttpRequest(
   { method, route, status }: { method: string; route: string; status: number },
   seconds: number,
 ): void {
-  metrics.httpRequests.observe(
+  served(httpRequests).observe(
     {
       http_request_method: knownMethods.has(method) ? method : '_OTHER',
       http_route: route,
@@ -194,16 +209,30 @@ export function observeHttpRequest(
   );
 }
 
-/** Records one served gRPC call under OpenTelemetry's attribute names. */
+/**
+ * gRPC statuses that are the server's failure, hence `error.type` (the gRPC semantic conventions' list
+ * for server spans); the others (NOT_FOUND, INVALID_ARGUMENT, ...) are answers.
+ */
+const serverErrors = new Set([
+  'UNKNOWN',
+  'DEADLINE_EXCEEDED',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+]);
+
+/** Records one served gRPC call under OpenTelemetry's attribute names; `code` is the status name (`OK`). */
 export function observeRpcCall(
-  { service, method, statusCode }: { service: string; method: string; statusCode: number },
+  { service, method, code }: { service: string; method: string; code: string },
   seconds: number,
 ): void {
-  metrics.rpcCalls.observe(
-    { rpc_system: 'grpc', rpc_service: service, rpc_method: method, rpc_grpc_status_code: statusCode },
-    seconds,
-  );
+  const labels = { rpc_system_name: 'grpc', rpc_method: `${service}/${method}`, rpc_status_code: code };
+  served(rpcCalls).observe(serverErrors.has(code) ? { ...labels, error_type: code } : labels, seconds);
 }
+
+/** Counts an error that reached the process guard (`uncaught_exception`, `unhandled_rejection`). */
+export const countUncaughtError = (kind: string): void => served(uncaughtErrors).inc({ kind });
 
 export interface MetricsServerOptions {
   /** Address to listen on (METRICS_HOST); loopback unless the deployment opens it. */

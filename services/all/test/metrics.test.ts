@@ -155,11 +155,10 @@ describe('metrics after traffic', () => {
       }),
     ).toBeGreaterThanOrEqual(0);
     expect(
-      valueOf(text, 'rpc_server_duration_seconds_count', {
-        rpc_system: 'grpc',
-        rpc_service: 'costgov.costs.v1.CostDataService',
-        rpc_method: 'UploadCostData',
-        rpc_grpc_status_code: '0',
+      valueOf(text, 'rpc_server_call_duration_seconds_count', {
+        rpc_system_name: 'grpc',
+        rpc_method: 'costgov.costs.v1.CostDataService/UploadCostData',
+        rpc_status_code: 'OK',
       }),
     ).toBe(1);
     for (const service of ['identity', 'costs', 'budgets', 'violations', 'scanner']) {

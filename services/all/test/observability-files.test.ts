@@ -190,7 +190,7 @@ describe('alert rules and dashboard against the code', () => {
     const all = queries.map((q) => q.expr).join('\n');
     for (const metric of [
       'http_server_request_duration_seconds_count',
-      'rpc_server_duration_seconds_count',
+      'rpc_server_call_duration_seconds_count',
       'outbox_events_pending',
       'outbox_oldest_event_age_seconds',
       'messaging_consumer_lag_messages',

@@ -5,6 +5,7 @@ import { events, type budgets } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
 import { metrics } from '@costgov/telemetry';
 import { eventually } from '@costgov/testing';
+import { evaluationMetrics } from '../src/budgets/metrics';
 import { sleep, startBudgets, type BudgetsFixture } from './fixture';
 
 let f: BudgetsFixture;
@@ -247,7 +248,8 @@ describe('budget evaluation', () => {
     const { team, connection, budget } = await budgetOnConnection();
     await ingestUntil(team, connection, budget.id, 300);
     const deferred = async () =>
-      (await metrics.budgetEvaluations.get()).values.find((v) => v.labels.outcome === 'deferred')?.value ?? 0;
+      (await evaluationMetrics.evaluations.get()).values.find((v) => v.labels.outcome === 'deferred')
+        ?.value ?? 0;
     const deferredBefore = await deferred();
     f.costs.down = true;
     try {

@@ -4,8 +4,8 @@ import type { Db, Queryable } from '@costgov/db';
 import { DomainError, UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
 import type { Outbox } from '@costgov/runtime';
-import { metrics } from '@costgov/telemetry';
 import { evaluate } from './evaluation';
+import { evaluationMetrics } from './metrics';
 import { dayOf, periodOf, type BudgetPeriod } from './period';
 import { budgetColumns, storedThresholds, thresholdsOf, type BudgetRow } from './record';
 import type { Spend, SpendSource } from './spend';
@@ -64,7 +64,7 @@ export function budgetEvaluator({
             currency: row.currency,
           });
     for (const { currency } of spend.unconverted) {
-      metrics.budgetUnconvertedSpend.inc({ from_currency: currency, to_currency: row.currency });
+      evaluationMetrics.unconvertedSpend.inc({ from_currency: currency, to_currency: row.currency });
     }
     if (spend.unconverted.length > 0) {
       logger.warn(
@@ -99,7 +99,7 @@ export function budgetEvaluator({
         at,
       ],
     );
-    metrics.budgetEvaluations.inc({ outcome: 'evaluated' });
+    evaluationMetrics.evaluations.inc({ outcome: 'evaluated' });
     const crossing = (threshold: number) =>
       create(events.BudgetThresholdCrossedSchema, {
         budgetId: row.id,
@@ -163,7 +163,7 @@ export function budgetEvaluator({
       return await db.transaction((tx) => evaluateIn(tx, budgetId, skipLocked));
     } catch (error) {
       const unavailable = error instanceof UnavailableError;
-      metrics.budgetEvaluations.inc({ outcome: unavailable ? 'deferred' : 'failed' });
+      evaluationMetrics.evaluations.inc({ outcome: unavailable ? 'deferred' : 'failed' });
       if (unavailable) {
         logger.warn(
           { budget_id: budgetId, err: error },
@@ -195,7 +195,7 @@ export function budgetEvaluator({
         if (!(error instanceof DomainError)) throw error;
         // Costs down: the rest would fail the same way. Costs refusing one budget: the others go on.
         const deferred = error instanceof UnavailableError ? rows.slice(index).map((r) => r.id) : [id];
-        metrics.budgetEvaluations.inc(
+        evaluationMetrics.evaluations.inc(
           { outcome: error instanceof UnavailableError ? 'deferred' : 'failed' },
           deferred.length,
         );
