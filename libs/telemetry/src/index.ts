@@ -1,4 +1,6 @@
-export { startTelemetry } from './tracing';
+export { startTelemetry, type TelemetryOptions } from './tracing';
+export { serverSpanRouteNamer, untraced } from './http-spans';
+export { outgoingUrl, redactQuery, redacted } from './redaction';
 export {
   countRedelivery,
   countUncaughtError,

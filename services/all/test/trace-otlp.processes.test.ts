@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,8 @@ import {
   startGatewayProcess,
   startNatsServer,
   uniqueName,
+  type Backends,
+  type GatewayProcess,
   type NatsServer,
   type Proc,
   createTestDatabase,
@@ -31,9 +34,19 @@ const focusFile = (cost: number) =>
  *
  * The processes share a bus only through NATS: the real one on the real-infrastructure pass, a private
  * nats-server (with each service on an in-memory PGlite) on the embedded default.
+ *
+ * The webhook's URL holds tokens in its path and query, and a client puts an API key in a query string:
+ * no span of any process may carry any of them (issue 16), and HTTP spans use the stable conventions.
  */
 
 const apiKey = 'cg_live_traceotlpbootstrapkey00000000000';
+/**
+ * Secrets a caller put in URLs: the webhook's path and query tokens (a Slack-style URL holds one in its
+ * path), and an API key sent as a query parameter.
+ */
+const webhookPathToken = `whpath${randomUUID().replaceAll('-', '')}`;
+const webhookToken = `whtoken${randomUUID().replaceAll('-', '')}`;
+const misplacedKey = `cg_live_${randomUUID().replaceAll('-', '')}`;
 /** Startup of six processes on a loaded two-core machine. */
 const slow = 180_000;
 const skipReason = realInfra || natsServerBinary() ? undefined : 'nats-server not found';
@@ -49,6 +62,8 @@ describe.skipIf(skipReason)(
     let nats: NatsServer | undefined;
     let natsUrl = '';
     let url = '';
+    let backends: Backends;
+    let gateway: GatewayProcess;
     /** The webhook receiver: every request it got, with its traceparent header. */
     const webhookRequests: Array<{ traceparent?: string; body: string }> = [];
     const webhookReceiver = http.createServer((req, res) => {
@@ -83,7 +98,7 @@ describe.skipIf(skipReason)(
       }
       if (process.env.DATABASE_URL) database = await createTestDatabase('trace_otlp');
       const storage = database ? { DATABASE_URL: database.url } : { DATA_DIR: 'memory' };
-      const backends = await startBackends(
+      backends = await startBackends(
         {
           ...storage,
           NATS_URL: natsUrl,
@@ -97,7 +112,8 @@ describe.skipIf(skipReason)(
         },
         procs,
       );
-      url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
+      gateway = await startGatewayProcess('gateway', backends, {}, procs);
+      url = gateway.url;
     }, 2 * slow); // seven processes (each with its own PGlite on the embedded default) on a loaded machine
 
     afterAll(async () => {
@@ -115,7 +131,7 @@ describe.skipIf(skipReason)(
       async () => {
         const { port } = webhookReceiver.address() as AddressInfo;
         await call('POST', '/v1/guard/webhooks', {
-          url: `http://127.0.0.1:${port}/hooks`,
+          url: `http://127.0.0.1:${port}/hooks/${webhookPathToken}?token=${webhookToken}`,
           events: ['violations.*'],
           description: 'trace test',
         });
@@ -154,9 +170,7 @@ describe.skipIf(skipReason)(
             (span) =>
               span.service === 'gateway' &&
               span.kind === spanKind.server &&
-              String(span.attributes['http.target'] ?? span.attributes['url.path']).endsWith(
-                `/connections/${connection.id}/cost-data`,
-              ),
+              span.attributes['url.path'] === `/v1/guard/connections/${connection.id}/cost-data`,
           ),
         );
         // Each process exports on its own schedule: wait until the spans asserted below and every parent
@@ -186,7 +200,9 @@ describe.skipIf(skipReason)(
 
         // The root is the gateway's HTTP span; every other span's parent was exported in the same trace.
         expect(root.parentSpanId, describeTrace()).toBeUndefined();
-        expect(root.name).toMatch(/^POST\b/);
+        // Named by the gateway after its route template (no express instrumentation), as the conventions say.
+        expect(root.name).toBe('POST /v1/guard/connections/:id/cost-data');
+        expect(root.attributes['http.route']).toBe('/v1/guard/connections/:id/cost-data');
         for (const span of trace) {
           if (span !== root) expect(byId.has(span.parentSpanId!), describeTrace()).toBe(true);
         }
@@ -210,7 +226,7 @@ describe.skipIf(skipReason)(
         expect(chain[0], describeTrace()).toBe(root);
         const upload_ = 'grpc.costgov.costs.v1.CostDataService/UploadCostData';
         const hops: Array<[string, number, RegExp]> = [
-          ['gateway', spanKind.server, /^POST\b/],
+          ['gateway', spanKind.server, /^POST \/v1\/guard\/connections\/:id\/cost-data$/],
           ['gateway', spanKind.client, new RegExp(`^${upload_}$`)],
           ['costs', spanKind.server, new RegExp(`^${upload_}$`)],
           ['costs', spanKind.producer, /^publish costs\.data\.ingested$/],
@@ -236,6 +252,142 @@ describe.skipIf(skipReason)(
         expect(receiver.rejected).toEqual([]);
       },
       2 * slow,
+    );
+
+    it(
+      'exports no URL query value or credential from any process, and names HTTP spans by the stable conventions',
+      async () => {
+        // A client that puts a key in the query string (refused: the gateway knows no such parameter), and
+        // a list with a filter; both spans are exported all the same.
+        const misplaced = await fetch(`${url}/v1/guard/projects?api_key=${misplacedKey}`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
+        expect(misplaced.status).toBe(400);
+        await call('GET', '/v1/guard/projects?status=active');
+        await call('GET', '/v1/guard/rules'); // the scanner's turn
+        // Userinfo in a webhook URL is refused at registration, so no delivery can carry it.
+        const withCredentials = await fetch(`${url}/v1/guard/webhooks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            url: 'http://hook-user:hook-pa55@127.0.0.1:9/hooks',
+            events: ['violations.*'],
+          }),
+        });
+        expect(withCredentials.status).toBe(422);
+
+        const gatewaySpan = (query: string) =>
+          receiver.spans.find(
+            (span) =>
+              span.service === 'gateway' &&
+              span.kind === spanKind.server &&
+              span.attributes['url.path'] === '/v1/guard/projects' &&
+              String(span.attributes['url.query']).startsWith(query),
+          );
+        const [withKey, listed] = await Promise.all([
+          eventually(() => gatewaySpan('api_key=')),
+          eventually(() => gatewaySpan('status=')),
+        ]);
+        // The delivery's span (the first test waited for the webhook) has come in too.
+        const delivery = await eventually(() =>
+          receiver.spans.find((span) => span.service === 'notifier' && span.name === 'webhook deliver'),
+        );
+        await eventually(() => receiver.spans.find((span) => span.service === 'scanner'));
+
+        // Parameter names stay, values go: the query of a request is the caller's, not ours to keep.
+        expect(withKey.attributes['url.query']).toBe('api_key=REDACTED');
+        expect(listed.attributes['url.query']).toBe('status=REDACTED');
+        expect(listed).toMatchObject({
+          name: 'GET /v1/guard/projects',
+          attributes: expect.objectContaining({
+            'http.request.method': 'GET',
+            'http.route': '/v1/guard/projects',
+            'http.response.status_code': 200,
+            'url.scheme': 'http',
+            'url.path': '/v1/guard/projects',
+            'server.address': '127.0.0.1',
+            'server.port': Number(new URL(url).port),
+          }),
+        });
+        // The webhook's attempt shows where it went, not the URL: no path, no query.
+        expect(delivery.attributes).toMatchObject({
+          'http.request.method': 'POST',
+          'url.scheme': 'http',
+          'server.address': '127.0.0.1',
+          'http.response.status_code': 204,
+        });
+        expect(
+          Object.keys(delivery.attributes).filter((key) => key.startsWith('url.') && key !== 'url.scheme'),
+        ).toEqual([]);
+
+        // No span of any process, in any attribute, event or status, holds a secret; none uses the old names.
+        const services = new Set(receiver.spans.map((span) => span.service));
+        expect([...services]).toEqual(
+          expect.arrayContaining([
+            'gateway',
+            'identity',
+            'costs',
+            'budgets',
+            'violations',
+            'scanner',
+            'notifier',
+          ]),
+        );
+        const leaks = receiver.spans.filter((span) =>
+          [webhookPathToken, webhookToken, misplacedKey, 'hook-pa55'].some((secret) =>
+            span.text.includes(secret),
+          ),
+        );
+        expect(leaks.map((span) => `${span.service} ${span.name}: ${span.text}`)).toEqual([]);
+        const oldNames = /^(http\.(method|url|target|status_code|host|scheme|flavor|user_agent)|net\.)/;
+        const old = receiver.spans.flatMap((span) =>
+          Object.keys(span.attributes)
+            .filter((key) => oldNames.test(key))
+            .map((key) => `${span.service} ${span.name}: ${key}`),
+        );
+        expect([...new Set(old)]).toEqual([]);
+      },
+      slow,
+    );
+
+    it(
+      'serves on each process only the metrics it records, with the real consumer names',
+      async () => {
+        await call('GET', '/v1/guard/rules'); // every backend has now answered a call, the scanner too
+        const scrape = async (metricsUrl: string) => (await fetch(metricsUrl)).text();
+        const families = (text: string) =>
+          new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]!));
+        const metricsUrls = { ...backends.metricsUrls, gateway: gateway.metricsUrl };
+        const served: Record<string, Set<string>> = {};
+        for (const [name, metricsUrl] of Object.entries(metricsUrls))
+          served[name] = families(await scrape(metricsUrl));
+        const owned: Record<string, string[]> = {
+          gateway: ['http_server_request_duration_seconds'],
+          budgets: ['budget_evaluations_total', 'budgets_project_reads_total'],
+          notifier: ['webhook_deliveries_total', 'webhook_delivery_duration_seconds'],
+        };
+        for (const [name, families_] of Object.entries(served)) {
+          for (const [owner, metrics] of Object.entries(owned)) {
+            for (const metric of metrics) {
+              expect(families_.has(metric), `${name} serves ${metric}`).toBe(name === owner);
+            }
+          }
+          // Every backend serves gRPC (each answered a call by now); the gateway serves none.
+          expect(families_.has('rpc_server_call_duration_seconds'), `${name} serves gRPC`).toBe(
+            name !== 'gateway',
+          );
+          expect(families_.has('outbox_events_pending'), `${name} has an outbox`).toBe(name !== 'gateway');
+        }
+        // The lag of budgets' durable under the name NATS gives its consumer.
+        const budgets = await scrape(backends.metricsUrls.budgets!);
+        expect(budgets).toMatch(
+          new RegExp(
+            `^messaging_consumer_lag_messages\\{messaging_system="nats",messaging_consumer_group_name="${namespace}_budgets_spend_changed"\\} \\d+$`,
+            'm',
+          ),
+        );
+      },
+      slow,
     );
   },
 );

@@ -13,6 +13,8 @@ export interface ReceivedSpan {
   kind: number;
   service: string;
   attributes: Record<string, string | number | boolean | undefined>;
+  /** The span as the exporter sent it (events, status and links included), to search for what must not be there. */
+  text: string;
 }
 
 export const spanKind = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
@@ -91,6 +93,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
                 kind: span.kind,
                 service,
                 attributes: attributesOf(span.attributes),
+                text: JSON.stringify(span),
               });
             }
           }

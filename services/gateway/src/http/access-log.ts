@@ -1,12 +1,19 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { activeTraceIds, type Logger } from '@costgov/log';
+import { serverSpanRouteNamer } from '@costgov/telemetry';
 
 const probes = new Set(['/healthz', '/readyz']);
 const startOf = Symbol('accessLogStart');
 
 /** What the listener needs of its request, kept on the response: no closure per request. */
 type Observed = Response & {
-  [startOf]?: { at: number; logged: boolean; ids: { trace_id: string; span_id: string } | undefined };
+  [startOf]?: {
+    at: number;
+    logged: boolean;
+    ids: { trace_id: string; span_id: string } | undefined;
+    /** Names the request's HTTP server span after its route (only when spans are recorded). */
+    nameSpan: ((route: string) => void) | undefined;
+  };
 };
 
 /** What a finished response is measured by (the gateway's request duration histogram). */
@@ -21,6 +28,7 @@ const routeOf = (base: string, path: string) => (base !== '' && path === '/' ? b
 /**
  * One JSON line per request once its response is finished (or the client went away, status 499): request
  * id, trace id, method, route pattern (not the URL: no ids or query values), status, duration and team.
+ * The same route names the request's HTTP server span.
  * Headers are not logged, so no credential can reach the log. Probes are left out of the log, not out
  * of `observe`, which gets every finished response from the same listener.
  *
@@ -39,6 +47,9 @@ export function accessLog(logger: Logger, observe?: ObserveRequest): RequestHand
     const finished = this.writableFinished;
     const status = finished ? this.statusCode : 499;
     const route = req.route ? routeOf(req.baseUrl, req.route.path as string) : 'unmatched';
+    // Before 'close', when the HTTP instrumentation ends the span: `POST /v1/guard/budgets`, with
+    // http.route (there is no express instrumentation). An unmatched request keeps the bare method.
+    if (req.route) started.nameSpan?.(route);
     const ms = performance.now() - started.at;
     if (finished) observe?.({ method: req.method, route, status }, ms / 1000);
     if (!started.logged) return;
@@ -65,6 +76,7 @@ export function accessLog(logger: Logger, observe?: ObserveRequest): RequestHand
       at: performance.now(),
       logged,
       ids: logged ? activeTraceIds() : undefined,
+      nameSpan: serverSpanRouteNamer(),
     };
     res.on('finish', done);
     res.on('close', done);

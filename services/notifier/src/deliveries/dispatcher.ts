@@ -11,6 +11,7 @@ import {
 import { Webhook } from 'standardwebhooks';
 import type { Db, Listening, Queryable } from '@costgov/db';
 import type { Logger } from '@costgov/log';
+import { untraced } from '@costgov/telemetry';
 import { deliveriesChannel, type DeliveryStatus } from './delivery';
 import { deliveryMetrics } from './metrics';
 import { failingDisableMs, nextAttemptAt } from './schedule';
@@ -176,11 +177,11 @@ export function createDispatcher({
           'webhook-timestamp': Math.floor(at.getTime() / 1000).toString(),
           'webhook-signature': signature,
         };
-        // The receiver continues the trace whether or not the HTTP instrumentation (which would add its
-        // own child span's context) is installed.
+        // The receiver continues this span's trace. The HTTP instrumentation records no span below it:
+        // its url.full would show the URL's path, which is often the receiver's secret (Slack, Discord).
         propagation.inject(spanContext, headers);
         try {
-          return await send({ url: row.url, body: row.payload, headers });
+          return await untraced(() => send({ url: row.url, body: row.payload, headers }));
         } catch (error) {
           log.error({ err: error, delivery_id: row.id }, 'webhook request failed unexpectedly');
           return notMade('the request could not be made');
