@@ -133,6 +133,9 @@ describe('query parameters of /v1: canonical decimal integers within the documen
     ['an empty page', 'page=', 'page'],
     ['a parameter given twice', 'page=1&page=2', 'page'],
     ['an unknown parameter', 'colour=red', 'colour'],
+    ['an unknown parameter named __proto__', '__proto__=x', '__proto__'],
+    ['an unknown parameter named constructor', 'constructor=x', 'constructor'],
+    ['an unknown parameter named prototype', 'prototype=x', 'prototype'],
     ['a NUL in a filter value', 'connection_id=con_%00', 'connection_id'],
     ['a control character in a filter value', 'connection_id=con_%07', 'connection_id'],
     ['bytes that are not UTF-8', 'connection_id=%FF%FE', 'connection_id'],
@@ -256,6 +259,16 @@ describe('SCIM: the same rule, answered with SCIM errors', () => {
     ['a NUL in a group id', '/scim/v2/Groups/abc%00'],
   ])('GET with %s is 400 invalidValue', async (_case, path) => {
     expectScimError(await call('GET', path), 400, 'invalidValue');
+  });
+
+  it('a list ignores unknown query parameters, those named like a prototype key as any other', async () => {
+    const plain = await call('GET', '/scim/v2/Users?count=1');
+    expect(plain.status).toBe(200);
+    for (const extra of ['colour=red', '__proto__=x', 'constructor=x', 'prototype=x']) {
+      const reply = await call('GET', `/scim/v2/Users?count=1&${extra}`);
+      expect(reply.status, extra).toBe(200);
+      expect(reply.body, extra).toEqual(plain.body);
+    }
   });
 
   it.each([

@@ -119,6 +119,12 @@ describe('the precompiled request validator', () => {
     ['colour=', 400],
     ['fields=', 200],
     ['shape=round', 400],
+    // Unknown like any other, though named like what reaches a prototype.
+    ['__proto__=x', 400],
+    ['__proto__[polluted]=x', 400],
+    ['constructor=x', 400],
+    ['prototype=x', 400],
+    ['__proto__=x&colour=red', 400],
   ])('%s → %i', async (query, status) => {
     const reply = await get(query);
     expect(reply.status).toBe(status);

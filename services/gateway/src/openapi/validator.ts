@@ -237,7 +237,9 @@ function compileOperation(
   return (req, _res, next) => {
     const problems: FieldViolation[] = [];
     const raw = req.query as Record<string, string | string[]>;
-    const values: Record<string, unknown> = {};
+    // Without a prototype, as the query parser's own object: on `{}`, `__proto__=x` would set the
+    // prototype instead of a key, and the unknown parameter would pass unseen.
+    const values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const name of Object.keys(raw)) {
       const value = raw[name]!;
       const rule = query.get(name);
