@@ -29,8 +29,8 @@ const apiKey = 'cg_live_idempotencyfaultsbootstrap0000000';
 const slow = 120_000;
 /** Keyed creates and keyed scans in flight when a component is killed, per fault. */
 const perKind = 100;
-/** Abandoned scan charges are given back after this long (SCAN_CHARGE_GRACE_MS). */
-const chargeGraceMs = 3_000;
+/** Abandoned scan charges are given back after this long (SCAN_CHARGE_GRACE_MS, at least 4 RPC deadlines). */
+const chargeGraceMs = 20_000;
 
 const skipReason = !realInfra
   ? 'runs in the real-infrastructure pass'

@@ -1,4 +1,5 @@
 import { baseConfig, z } from '@costgov/config';
+import { defaultChargeGraceMs } from './scans/abandoned-charges';
 
 /** What the scanner reads beyond the variables every service reads (runStandalone parses those). */
 export const scannerConfig = baseConfig
@@ -23,7 +24,7 @@ export const scannerConfig = baseConfig
      * A scan's credits charged in identity whose scan was never stored (the API process died between the
      * two, and no retry with its Idempotency-Key finished it) are given back after this long.
      */
-    SCAN_CHARGE_GRACE_MS: z.coerce.number().int().min(1_000).default(600_000),
+    SCAN_CHARGE_GRACE_MS: z.coerce.number().int().min(1_000).default(defaultChargeGraceMs),
     /** How often a worker reports a running scan (heartbeat_at and a `working` ack). */
     SCAN_HEARTBEAT_MS: z.coerce.number().int().min(50).default(5_000),
     /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */
@@ -40,6 +41,11 @@ export const scannerConfig = baseConfig
      * budgets, identity and costs); 0 computes it on every read. A change shows within this delay.
      */
     POSTURE_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
+  })
+  // An attempt makes a few calls, each within RPC_DEADLINE_MS: its charge must not be given back under it.
+  .refine((c) => c.SCAN_CHARGE_GRACE_MS >= 4 * c.RPC_DEADLINE_MS, {
+    message: 'must be at least 4 times RPC_DEADLINE_MS',
+    path: ['SCAN_CHARGE_GRACE_MS'],
   })
   // A heartbeat must come before the queue gives up on the message, and well before the sweeper does.
   .refine((c) => c.SCAN_HEARTBEAT_MS < c.SCAN_ACK_WAIT_MS, {

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOutbox, decodeEvent, type CloudEvent } from '@costgov/bus';
 import { events, identity, scanner } from '@costgov/contracts';
-import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from '@costgov/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  DomainError,
+  NotFoundError,
+  UnavailableError,
+} from '@costgov/errors';
 import { identityModule } from '@costgov/identity';
 import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
@@ -325,6 +331,96 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 0 });
       expect(await sweeper.sweep()).toBe(0);
       expect(await balance(teamA)).toBe(before - 2);
+    });
+
+    it('refunds itself when its charge was given back under it (a debit that landed after the sweep)', async () => {
+      const projectId = addProject(teamA.teamId, 1);
+      const real = scanCreditsOverRpc(identityClient);
+      const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 0 });
+      await sweeper.sweep();
+      const before = await balance(teamA);
+      let reachDebit!: () => void;
+      const atDebit = new Promise<void>((resolve) => (reachDebit = resolve));
+      let letDebit!: () => void;
+      const debitMayGo = new Promise<void>((resolve) => (letDebit = resolve));
+      const stalled = scansFactory({
+        db: service.db,
+        outbox: createOutbox({ source: 'scanner' }),
+        newId,
+        now,
+        projects,
+        credits: {
+          ...real,
+          debit: async (teamId, scanId, credits) => {
+            reachDebit();
+            await debitMayGo; // the attempt stalls past its grace before its debit reaches identity
+            await real.debit(teamId, scanId, credits);
+          },
+        },
+        logger,
+      });
+      const once = idempotentCalls({ db: service.db, now });
+      const ctx = (): CallContext => ({
+        ...teamA,
+        idempotencyKey: 'stalled-key',
+        idempotencyFingerprint: 'fp',
+      });
+      const attempt = once(
+        ctx(),
+        createScanOperation,
+        scanner.ScanSchema,
+        (scan: { id: string }) => ({ id: scan.id }),
+        (effect) => stalled.createScan(teamA.teamId, projectId, effect),
+      );
+      await atDebit;
+      expect(await sweeper.sweep()).toBe(1); // identity has nothing to refund yet
+      letDebit();
+      await expect(attempt).rejects.toBeInstanceOf(UnavailableError);
+      expect(await balance(teamA)).toBe(before);
+      expect((await client.listScans({ projectId }, teamA)).meta?.totalCount).toBe(0);
+      // The key starts afresh: one scan, one credit.
+      const retry = await client.createScan({ projectId }, ctx());
+      expect(retry.status).toBe('pending');
+      expect(await balance(teamA)).toBe(before - 1);
+    });
+
+    it('keeps the charge of a debit whose answer was lost, and a keyed retry finishes that scan', async () => {
+      const projectId = addProject(teamA.teamId, 1);
+      const real = scanCreditsOverRpc(identityClient);
+      const before = await balance(teamA);
+      const lostAnswer = scansFactory({
+        db: service.db,
+        outbox: createOutbox({ source: 'scanner' }),
+        newId,
+        now,
+        projects,
+        credits: {
+          ...real,
+          debit: async (teamId, scanId, credits) => {
+            await real.debit(teamId, scanId, credits);
+            throw new DomainError('internal_error', 'stream reset without a status');
+          },
+        },
+        logger,
+      });
+      const once = idempotentCalls({ db: service.db, now });
+      const ctx = (): CallContext => ({
+        ...teamA,
+        idempotencyKey: 'lost-answer-key',
+        idempotencyFingerprint: 'fp',
+      });
+      await expect(
+        once(
+          ctx(),
+          createScanOperation,
+          scanner.ScanSchema,
+          (scan: { id: string }) => ({ id: scan.id }),
+          (effect) => lostAnswer.createScan(teamA.teamId, projectId, effect),
+        ),
+      ).rejects.toThrow('stream reset');
+      const retry = await client.createScan({ projectId }, ctx());
+      expect(await balance(teamA)).toBe(before - 1);
+      expect((await client.listScans({ projectId }, teamA)).scans.map((scan) => scan.id)).toEqual([retry.id]);
     });
 
     it('answers 409 when the balance is short, leaving it and the scan list unchanged', async () => {

@@ -7,6 +7,7 @@ import {
   NotFoundError,
   textProblem,
   UnavailableError,
+  ValidationError,
 } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
@@ -24,6 +25,16 @@ export interface ListScansInput {
 
 /** The operation under which createScan records an Idempotency-Key (and the charge sweeper forgets it). */
 export const createScanOperation = 'CreateScan';
+
+/** The scan's charge is no longer there to be stored with it (see createScan). */
+class ChargeGone extends Error {}
+
+/** A debit identity decided against: nothing was charged. */
+const refused = (error: unknown) =>
+  error instanceof ConflictError ||
+  error instanceof NotFoundError ||
+  error instanceof ValidationError ||
+  error instanceof BadRequestError;
 
 /**
  * The API side of scans: a scan is paid for in identity, then stored `pending` and queued in one
@@ -72,17 +83,21 @@ export function scansFactory({
     try {
       await credits.debit(teamId, id, cost);
     } catch (error) {
-      // Refused (too few credits, no such team): nothing was charged, so nothing is left to give back.
-      // Unavailable: the charge may have been made, and a retry with the key, or the sweeper, settles it.
-      if (!(error instanceof UnavailableError)) await forgetCharge(teamId, id, effect);
+      // Refused (too few credits, no such team, a bad request): nothing was charged, so nothing is left to
+      // give back. Anything else (unavailable, an answer lost on the way) may have charged: a retry with
+      // the key, or the sweeper, settles it.
+      if (refused(error)) await forgetCharge(teamId, id, effect);
       throw error;
     }
     try {
       return await db.transaction(async (tx) => {
-        const charge = await tx.query('DELETE FROM scan_charges WHERE scan_id = $1 RETURNING scan_id', [id]);
+        const charge = await tx.query(
+          'DELETE FROM scan_charges WHERE scan_id = $1 AND given_back_at IS NULL RETURNING scan_id',
+          [id],
+        );
         // Gone: a concurrent attempt with the key stored the scan (its answer is replayed), or the sweeper
-        // gave the charge back after this attempt stalled past its grace.
-        if (charge.rows.length === 0) throw new UnavailableError('The scan request was given up; retry it.');
+        // gives the charge back after this attempt stalled past its grace.
+        if (charge.rows.length === 0) throw new ChargeGone();
         const { rows } = await tx.query<ScanRow>(
           `INSERT INTO scans (id, team_id, project_id, connection_ids, credits_used, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
@@ -105,21 +120,33 @@ export function scansFactory({
         return scan;
       });
     } catch (error) {
-      // Paid for but not stored. Without a key nobody finishes this attempt: give the credits back now
-      // (the ledger refunds a scan once; the sweeper does it later if this fails). With a key, a retry
-      // finishes it under the same id, or the sweeper gives the charge back after its grace.
-      if (!effect) {
-        await credits
-          .refund(teamId, id)
-          .then(() => forgetCharge(teamId, id, undefined))
-          .catch((refundError: unknown) => {
-            logger.warn(
-              { err: refundError, scan_id: id, team_id: teamId },
-              'refund of an unstored scan failed; the charge sweeper gives it back later',
-            );
-          });
-      }
-      throw error;
+      // Paid for, maybe not stored. With a key and the charge still there, a retry finishes this scan
+      // under its id (or the sweeper gives the charge back after its grace). Otherwise nobody will: give
+      // the credits back now, unless the scan was stored after all (a commit whose answer was lost).
+      const gone = error instanceof ChargeGone;
+      if (!effect || gone) await giveBackUnstored(teamId, id);
+      throw gone ? new UnavailableError('The scan request was given up; retry it.') : error;
+    }
+  }
+
+  /**
+   * Refunds a scan that is not stored and drops its charge: identity refunds a scan once, so this is also
+   * safe after the sweeper, and it undoes a debit that landed after the sweeper's refund. A failure is
+   * left to the sweeper (the charge row is still there) and logged.
+   */
+  async function giveBackUnstored(teamId: string, id: string) {
+    try {
+      const stored = await db.query('SELECT 1 FROM scans WHERE id = $1', [id]);
+      if (stored.rows.length > 0) return;
+      await credits.refund(teamId, id).catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error; // never charged
+      });
+      await db.query('DELETE FROM scan_charges WHERE scan_id = $1', [id]);
+    } catch (error) {
+      logger.warn(
+        { err: error, scan_id: id, team_id: teamId },
+        'refund of an unstored scan failed; the charge sweeper gives it back later',
+      );
     }
   }
 

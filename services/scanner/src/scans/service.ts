@@ -12,7 +12,7 @@ import { scanCreditsOverRpc, type ScanCredits } from './scan-credits';
 import { scansFactory } from './scans';
 import { startScanWorker } from './scan-worker';
 import { scanSweeper } from './sweeper';
-import { abandonedChargeSweeper } from './abandoned-charges';
+import { abandonedChargeSweeper, defaultChargeGraceMs } from './abandoned-charges';
 
 /** api: ScansService only; worker: runs scans (gRPC serves health only); all: both. */
 export type ScannerMode = 'api' | 'worker' | 'all';
@@ -87,7 +87,7 @@ export async function startScans(
     const scans = scansFactory({ ...ctx, projects, credits });
     ctx.rpc.add(scanner.ScansService, scansRpc(scans, ctx.once, findingsOf));
     // Charges of scans never stored, given back where scans are requested.
-    const graceMs = options.chargeGraceMs ?? 600_000;
+    const graceMs = options.chargeGraceMs ?? defaultChargeGraceMs;
     charges = abandonedChargeSweeper({ ...ctx, credits, graceMs });
     charges.start(Math.min(Math.max(graceMs / 4, 100), 60_000));
   }
