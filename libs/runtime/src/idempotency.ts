@@ -11,7 +11,7 @@ import { DomainError, UnavailableError } from '@costgov/errors';
 import type { CallContext } from '@costgov/rpc';
 
 /**
- * Idempotency-Key, made exactly once by the service that owns the effect (DESIGN.md, Idempotency). The
+ * Idempotency-Key, made exactly once by the service that owns the effect (docs/decisions.md). The
  * gateway sends the key (hashed) and the request's fingerprint with the call; the service records them in
  * the transaction of the effect, with its answer. A retry after any crash (gateway, service, Redis) finds
  * the record and gets that answer back, never a second effect. The gateway's Redis record is a cache in

@@ -144,6 +144,20 @@ describe('a call with a key', () => {
   });
 });
 
+describe('attempts with one key at the same time', () => {
+  it('keeps one effect when nothing else would refuse the second (the key alone decides)', async () => {
+    let n = 0;
+    const anyName = (effect: KeyedEffect<Made> | undefined) => make(`free-${++n}`)(effect);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        once(keyed('k1'), 'create', costs.ConnectionSchema, toMessage, anyName),
+      ),
+    );
+    expect(new Set(answers.map((a) => a.id)).size).toBe(1);
+    expect(await rows()).toBe(1);
+  });
+});
+
 describe('an effect in two steps (a reservation, then the effect)', () => {
   /** Reserves a reference, makes an outside effect keyed by it (`outside`), then records. */
   function twoSteps(name: string, outside: (ref: string) => Promise<void>) {
@@ -206,6 +220,39 @@ describe('an effect in two steps (a reservation, then the effect)', () => {
       id: answer.id,
     });
     expect(third.replayed).toBe(true);
+  });
+
+  it('lets a retry finish the reservation of an attempt still running; both get one answer', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reserved!: () => void;
+    const hasReserved = new Promise<void>((resolve) => (reserved = resolve));
+    const outside: string[] = [];
+    const slow = once(
+      keyed('k1'),
+      'scan',
+      costs.ConnectionSchema,
+      toMessage,
+      twoSteps('a', async (ref) => {
+        reserved();
+        await held;
+        outside.push(ref);
+      }),
+    );
+    await hasReserved;
+    const retry = keyed('k1');
+    const fast = await once(
+      retry,
+      'scan',
+      costs.ConnectionSchema,
+      toMessage,
+      twoSteps('a', async (ref) => void outside.push(ref)),
+    );
+    release();
+    const late = await slow;
+    expect(late.id).toBe(fast.id);
+    expect(outside).toEqual([fast.id, fast.id]); // one reference for both attempts' outside step
+    expect(await rows()).toBe(1);
   });
 
   it('starts afresh once the reservation is forgotten (its charge given back)', async () => {

@@ -5,6 +5,8 @@ import { create } from '@bufbuild/protobuf';
 import { timestampNow } from '@bufbuild/protobuf/wkt';
 import { budgets, identity } from '@costgov/contracts';
 import { UnauthenticatedError, UnavailableError } from '@costgov/errors';
+import type { CallContext } from '@costgov/rpc';
+import { IdempotencyKeyReusedError } from '@costgov/runtime';
 import { createLogger } from '@costgov/log';
 import {
   createFallbackIdempotencyStore,
@@ -51,13 +53,22 @@ const identityStandIn = {
  */
 function projectsStandIn() {
   const byTeam = new Map<string, budgets.Project[]>();
-  const state = { created: 0, hold: undefined as Promise<void> | undefined, failNext: 0 };
+  const state = {
+    created: 0,
+    hold: undefined as Promise<void> | undefined,
+    failNext: 0,
+    contexts: [] as CallContext[],
+  };
   const client = {
-    async createProject(input: { name: string; connectionIds: string[] }, context: { teamId: string }) {
+    async createProject(input: { name: string; connectionIds: string[] }, context: CallContext) {
+      state.contexts.push({ ...context });
       if (state.failNext > 0) {
         state.failNext--;
         throw new UnavailableError();
       }
+      // As a service whose record of the key is another request's, or that answered from its record.
+      if (input.name === 'refused-by-service') throw new IdempotencyKeyReusedError();
+      if (input.name === 'replayed-by-service') context.replayed = true;
       await state.hold;
       state.created++;
       const project = create(budgets.ProjectSchema, {
@@ -68,7 +79,7 @@ function projectsStandIn() {
         createdAt: timestampNow(),
         updatedAt: timestampNow(),
       });
-      byTeam.set(context.teamId, [...(byTeam.get(context.teamId) ?? []), project]);
+      byTeam.set(context.teamId!, [...(byTeam.get(context.teamId!) ?? []), project]);
       return project;
     },
     async listProjects(_input: unknown, context: { teamId: string }) {
@@ -335,6 +346,31 @@ function describeIdempotency(openStore: (options: { ttlMs: number }) => Promise<
     expect(reply.status).toBe(400);
     expect(reply.body.error).toMatchObject({ code: 'bad_request', details: [{ field: 'Idempotency-Key' }] });
     expect(gateway.projects.state.created).toBe(created);
+  });
+
+  it('sends the key, hashed per team, and the fingerprint to the service; its replay is marked', async () => {
+    const key = uniqueName('forwarded');
+    const first = await post(gateway, { name: 'replayed-by-service' }, { key });
+    expect(first.status).toBe(201);
+    const sent = gateway.projects.state.contexts.at(-1)!;
+    expect(sent.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(sent.idempotencyKey).not.toContain(key);
+    expect(sent.idempotencyFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.headers.get('idempotent-replayed')).toBe('true');
+    // Without a key the service gets none.
+    expect((await post(gateway, { name: 'unkeyed' })).status).toBe(201);
+    expect(gateway.projects.state.contexts.at(-1)!.idempotencyKey).toBeUndefined();
+  });
+
+  it("does not keep a service's idempotency_key_reused: the key's own request still reaches it", async () => {
+    const key = uniqueName('refused');
+    const refused = await post(gateway, { name: 'refused-by-service' }, { key });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('idempotency_key_reused');
+    const created = gateway.projects.state.created;
+    const original = await post(gateway, { name: 'the original' }, { key });
+    expect(original.status).toBe(201);
+    expect(gateway.projects.state.created).toBe(created + 1);
   });
 
   it('accepts a key of exactly 255 printable characters', async () => {

@@ -21,6 +21,8 @@ export function sendError(
   details: FieldViolation[] = [],
   status: number = statusOf[code],
 ): void {
+  // Not an answer of this request's own: the idempotency middleware must not keep it for the key.
+  if (code === 'idempotency_key_reused') res.locals.idempotencyKeyReused = true;
   sendJson(res, status, { error: { code, message, details } });
 }
 

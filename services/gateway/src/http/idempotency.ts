@@ -147,7 +147,10 @@ function keepAnswer(req: Request, res: Response, lock: IdempotencyLock): void {
   const settle = () => {
     if (settled) return;
     settled = true;
-    if (!kept(res.statusCode) || size > maxStoredBytes) return void lock.release();
+    // A service that refused the key for another request's (its record outlived the store's) holds the
+    // key's real answer: keeping the refusal here would answer the original request's retries with it.
+    if (!kept(res.statusCode) || res.locals.idempotencyKeyReused || size > maxStoredBytes)
+      return void lock.release();
     const headers: Record<string, string> = {};
     for (const name of replayedHeaders) {
       const value = res.getHeader(name);
