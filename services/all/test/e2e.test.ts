@@ -169,7 +169,7 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
       /^http_server_request_duration_seconds_count\{[^}]*http_route="\/v1\/guard\/projects\/:id"[^}]*\} [1-9]/m,
     );
     expect(metrics).toMatch(
-      /^rpc_server_duration_seconds_count\{[^}]*rpc_method="GetProject"[^}]*rpc_grpc_status_code="0"[^}]*\} [1-9]/m,
+      /^rpc_server_call_duration_seconds_count\{[^}]*rpc_method="costgov\.budgets\.v1\.ProjectsService\/GetProject"[^}]*rpc_status_code="OK"[^}]*\} [1-9]/m,
     );
   }, 60_000);
 });
