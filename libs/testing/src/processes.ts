@@ -221,3 +221,39 @@ export async function startGatewayProcess(
   await waitForReady(gateway.url, procs);
   return gateway;
 }
+
+/** kill -9 (or `signal`) of the running process called `name`, as a crash or an OOM kill would. */
+export async function killProcess(
+  procs: Proc[],
+  name: string,
+  signal: NodeJS.Signals = 'SIGKILL',
+): Promise<void> {
+  const proc = procs.find((p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null);
+  if (!proc) throw new Error(`no running process called ${name}`);
+  const exited = new Promise((resolve) => proc.child.once('exit', resolve));
+  proc.child.kill(signal);
+  await exited;
+}
+
+/**
+ * Starts a stopped backend of `startBackends`' topology again, with its environment and on the gRPC port
+ * it had, and waits until the gateway at `gatewayUrl` reports every backend ready.
+ */
+export async function restartBackend(
+  name: 'identity' | 'budgets' | 'violations' | 'costs' | 'scanner' | 'notifier',
+  backends: Backends,
+  procs: Proc[],
+  gatewayUrl: string,
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Proc> {
+  const proc = startProcess(name, `services/${name}/src/main.ts`, {
+    ...backends.env,
+    GRPC_PORT: backends[name].split(':')[1]!,
+    METRICS_PORT: `${await freePort()}`,
+    ...dependencyEnv(name, backends),
+    ...options.env,
+  });
+  procs.push(proc);
+  await waitForReady(gatewayUrl, [proc], options.timeoutMs);
+  return proc;
+}

@@ -14,19 +14,17 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deleteStreams,
-  dependencyEnv,
   eventually,
-  freePort,
   realInfra,
   startBackends,
   startGatewayProcess,
-  startProcess,
   uniqueName,
-  waitForReady,
   type Backends,
   type Proc,
   createTestDatabase,
   type TestDatabase,
+  killProcess,
+  restartBackend,
 } from '@costgov/testing';
 import { focusFile as monthFile } from './support/focus';
 
@@ -242,28 +240,9 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
     return violations;
   }
 
-  /** kill -9, as a crash or an OOM kill would. */
-  async function kill(name: string): Promise<void> {
-    const proc = procs.find(
-      (p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null,
-    )!;
-    const exited = new Promise((resolve) => proc.child.once('exit', resolve));
-    proc.child.kill('SIGKILL');
-    await exited;
-  }
-
-  /** Starts a killed service again with the environment and gRPC port startBackends gave it. */
-  async function restart(name: 'violations' | 'budgets'): Promise<void> {
-    const grpcPort = backends[name].split(':')[1]!;
-    const proc = startProcess(name, `services/${name}/src/main.ts`, {
-      ...backends.env,
-      GRPC_PORT: grpcPort,
-      METRICS_PORT: `${await freePort()}`,
-      ...dependencyEnv(name, backends),
-    });
-    procs.push(proc);
-    await waitForReady(url, [proc], slow);
-  }
+  const kill = (name: string) => killProcess(procs, name);
+  const restart = async (name: 'violations' | 'budgets') =>
+    void (await restartBackend(name, backends, procs, url, { timeoutMs: slow }));
 
   beforeAll(async () => {
     database = await createTestDatabase('e2e_costs');

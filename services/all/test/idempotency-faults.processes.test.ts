@@ -6,22 +6,20 @@ import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import {
   createTestDatabase,
   deleteStreams,
-  dependencyEnv,
   eventually,
-  freePort,
   realInfra,
   redisServerBinary,
   startBackends,
   startGatewayProcess,
-  startProcess,
   startRedisServer,
   uniqueName,
-  waitForReady,
   type Backends,
   type GatewayProcess,
   type Proc,
   type RedisServer,
   type TestDatabase,
+  killProcess,
+  restartBackend,
 } from '@costgov/testing';
 
 const apiKey = 'cg_live_idempotencyfaultsbootstrap0000000';
@@ -87,27 +85,9 @@ describe.skipIf(skipReason)(
       IDEMPOTENCY_LOCK_TTL_MS: '6000',
     });
 
-    /** kill -9 of the running process called `name`, as a crash or an OOM kill would. */
-    async function kill(name: string): Promise<void> {
-      const proc = procs.find(
-        (p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null,
-      )!;
-      const exited = new Promise((resolve) => proc.child.once('exit', resolve));
-      proc.child.kill('SIGKILL');
-      await exited;
-    }
-
-    /** Starts a killed backend again on the gRPC port it had. */
-    async function restart(name: 'budgets' | 'scanner'): Promise<void> {
-      const proc = startProcess(name, `services/${name}/src/main.ts`, {
-        ...backends.env,
-        GRPC_PORT: backends[name].split(':')[1]!,
-        METRICS_PORT: `${await freePort()}`,
-        ...dependencyEnv(name, backends),
-      });
-      procs.push(proc);
-      await waitForReady(url, [proc], slow);
-    }
+    const kill = (name: string) => killProcess(procs, name);
+    const restart = async (name: 'budgets' | 'scanner') =>
+      void (await restartBackend(name, backends, procs, url, { timeoutMs: slow }));
 
     /** One POST with the key; the answer as a client sees it. */
     async function post(one: Keyed): Promise<Answer> {

@@ -7,18 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
   deleteStreams,
-  dependencyEnv,
   eventually,
-  freePort,
   realInfra,
   startBackends,
   startGatewayProcess,
-  startProcess,
   uniqueName,
-  waitForReady,
   type Backends,
   type Proc,
   type TestDatabase,
+  killProcess,
+  restartBackend,
 } from '@costgov/testing';
 import { focusFile } from './support/focus';
 
@@ -71,12 +69,13 @@ describe.runIf(realInfra)('scans while costs restarts, every service its own pro
     });
     return { status: response.status, body: (await response.json()) as { data: any } }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const scanOf = async (id: string): Promise<ScanBody> =>
-    (await call('GET', `/v1/guard/scans/${id}`)).body.data as ScanBody;
+  /** The scan, or undefined while the gateway cannot read it (a restarted scanner not reached yet: 503). */
+  const scanOf = async (id: string): Promise<ScanBody | undefined> =>
+    (await call('GET', `/v1/guard/scans/${id}`)).body.data as ScanBody | undefined;
   const ended = (id: string, timeoutMs = 90_000) =>
     eventually(async () => {
       const scan = await scanOf(id);
-      return scan.status === 'completed' || scan.status === 'failed' ? scan : undefined;
+      return scan?.status === 'completed' || scan?.status === 'failed' ? scan : undefined;
     }, timeoutMs);
   const balance = async () => Number((await identityClient.getTeam({ id: teamId })).scanCredits);
   const ledger = async (scanId: string) =>
@@ -100,28 +99,9 @@ describe.runIf(realInfra)('scans while costs restarts, every service its own pro
       .filter((line) => line.includes(scanId) && line.includes('scan waits for an unavailable dependency'))
       .map((line) => JSON.parse(line) as { scan_id: string; reason: string; retry_in_ms: number });
 
-  /** kill -9, as a crash or an OOM kill would. */
-  async function kill(name: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const proc = procs.find(
-      (p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null,
-    )!;
-    const exited = new Promise((resolve) => proc.child.once('exit', resolve));
-    proc.child.kill(signal);
-    await exited;
-  }
-
-  /** Starts a stopped service again on the gRPC port startBackends gave it. */
-  async function restart(name: 'costs' | 'scanner', env: NodeJS.ProcessEnv = {}): Promise<void> {
-    const proc = startProcess(name, `services/${name}/src/main.ts`, {
-      ...backends.env,
-      GRPC_PORT: backends[name].split(':')[1]!,
-      METRICS_PORT: `${await freePort()}`,
-      ...dependencyEnv(name, backends),
-      ...env,
-    });
-    procs.push(proc);
-    await waitForReady(url, [proc], slow);
-  }
+  const kill = (name: string, signal: NodeJS.Signals = 'SIGKILL') => killProcess(procs, name, signal);
+  const restart = async (name: 'costs' | 'scanner', env: NodeJS.ProcessEnv = {}) =>
+    void (await restartBackend(name, backends, procs, url, { env, timeoutMs: slow }));
 
   beforeAll(async () => {
     database = await createTestDatabase('scanretry');

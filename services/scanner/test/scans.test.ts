@@ -124,6 +124,29 @@ const finished = (scanId: string) =>
     return scan.status === 'completed' || scan.status === 'failed' ? scan : undefined;
   });
 
+/**
+ * The API side of scans on the service's database with credits of the test's choice; with
+ * `transactionsThatCommit`, every transaction after that many fails, as with a process killed there.
+ */
+function scansWith(credits: ScanCredits, transactionsThatCommit = Infinity, error = 'process killed') {
+  let transactions = 0;
+  return scansFactory({
+    db: {
+      ...service.db,
+      transaction: (fn) =>
+        ++transactions <= transactionsThatCommit
+          ? service.db.transaction(fn)
+          : Promise.reject(new Error(error)),
+    },
+    outbox: createOutbox({ source: 'scanner' }),
+    newId,
+    now,
+    projects,
+    credits,
+    logger,
+  });
+}
+
 const finishEvents = (scanId: string) =>
   received.filter((e) => e.subject === scanId && e.type !== 'scanner.scan.requested');
 
@@ -186,15 +209,7 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
         debit: () => Promise.reject(new UnavailableError()),
         refund: () => Promise.reject(new UnavailableError()),
       };
-      const scans = scansFactory({
-        db: service.db,
-        outbox: createOutbox({ source: 'scanner' }),
-        newId,
-        now,
-        projects,
-        credits: down,
-        logger,
-      });
+      const scans = scansWith(down);
       await expect(scans.createScan(teamA.teamId, projectId)).rejects.toBeInstanceOf(UnavailableError);
       expect((await client.listScans({ projectId }, teamA)).meta?.totalCount).toBe(0);
     });
@@ -205,26 +220,17 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const real = scanCreditsOverRpc(identityClient);
       const debited: string[] = [];
       // The charge is written down; the transaction that stores the scan is lost.
-      let transactions = 0;
-      const scans = scansFactory({
-        db: {
-          ...service.db,
-          transaction: (fn) =>
-            ++transactions === 1 ? service.db.transaction(fn) : Promise.reject(new Error('connection lost')),
-        },
-        outbox: createOutbox({ source: 'scanner' }),
-        newId,
-        now,
-        projects,
-        credits: {
+      const scans = scansWith(
+        {
           ...real,
           debit: async (teamId, scanId, credits) => {
             debited.push(scanId);
             await real.debit(teamId, scanId, credits);
           },
         },
-        logger,
-      });
+        1,
+        'connection lost',
+      );
       await expect(scans.createScan(teamA.teamId, projectId)).rejects.toThrow('connection lost');
       expect(await balance(teamA)).toBe(before);
       // It was debited, and the refund is already done: another one changes nothing.
@@ -239,21 +245,8 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       // Charges the tests above left (identity down, a refund already made) are settled first.
       await abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 0 }).sweep();
       const before = await balance(teamA);
-      let transactions = 0;
-      const dying = scansFactory({
-        db: {
-          ...service.db,
-          transaction: (fn) =>
-            ++transactions === 1 ? service.db.transaction(fn) : Promise.reject(new Error('process killed')),
-        },
-        outbox: createOutbox({ source: 'scanner' }),
-        newId,
-        now,
-        projects,
-        // A process killed after its debit makes no refund either.
-        credits: { ...real, refund: () => Promise.reject(new Error('process killed')) },
-        logger,
-      });
+      // A process killed after its debit makes no refund either.
+      const dying = scansWith({ ...real, refund: () => Promise.reject(new Error('process killed')) }, 1);
       await expect(dying.createScan(teamA.teamId, projectId)).rejects.toThrow('process killed');
       expect(await balance(teamA)).toBe(before - 2);
       const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: 60_000 });
@@ -296,20 +289,7 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const projectId = addProject(teamA.teamId, 2);
       const before = await balance(teamA);
       const real = scanCreditsOverRpc(identityClient);
-      let transactions = 0;
-      const dying = scansFactory({
-        db: {
-          ...service.db,
-          transaction: (fn) =>
-            ++transactions === 1 ? service.db.transaction(fn) : Promise.reject(new Error('process killed')),
-        },
-        outbox: createOutbox({ source: 'scanner' }),
-        newId,
-        now,
-        projects,
-        credits: real,
-        logger,
-      });
+      const dying = scansWith(real, 1);
       const once = idempotentCalls({ db: service.db, now });
       const ctx = (): CallContext => ({
         ...teamA,
@@ -343,21 +323,13 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const atDebit = new Promise<void>((resolve) => (reachDebit = resolve));
       let letDebit!: () => void;
       const debitMayGo = new Promise<void>((resolve) => (letDebit = resolve));
-      const stalled = scansFactory({
-        db: service.db,
-        outbox: createOutbox({ source: 'scanner' }),
-        newId,
-        now,
-        projects,
-        credits: {
-          ...real,
-          debit: async (teamId, scanId, credits) => {
-            reachDebit();
-            await debitMayGo; // the attempt stalls past its grace before its debit reaches identity
-            await real.debit(teamId, scanId, credits);
-          },
+      const stalled = scansWith({
+        ...real,
+        debit: async (teamId, scanId, credits) => {
+          reachDebit();
+          await debitMayGo; // the attempt stalls past its grace before its debit reaches identity
+          await real.debit(teamId, scanId, credits);
         },
-        logger,
       });
       const once = idempotentCalls({ db: service.db, now });
       const ctx = (): CallContext => ({
@@ -388,20 +360,12 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const projectId = addProject(teamA.teamId, 1);
       const real = scanCreditsOverRpc(identityClient);
       const before = await balance(teamA);
-      const lostAnswer = scansFactory({
-        db: service.db,
-        outbox: createOutbox({ source: 'scanner' }),
-        newId,
-        now,
-        projects,
-        credits: {
-          ...real,
-          debit: async (teamId, scanId, credits) => {
-            await real.debit(teamId, scanId, credits);
-            throw new DomainError('internal_error', 'stream reset without a status');
-          },
+      const lostAnswer = scansWith({
+        ...real,
+        debit: async (teamId, scanId, credits) => {
+          await real.debit(teamId, scanId, credits);
+          throw new DomainError('internal_error', 'stream reset without a status');
         },
-        logger,
       });
       const once = idempotentCalls({ db: service.db, now });
       const ctx = (): CallContext => ({
