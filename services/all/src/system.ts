@@ -1,4 +1,4 @@
-import { budgetsModule } from '@costgov/budgets';
+import { budgetsConfig, budgetsModule } from '@costgov/budgets';
 import { costsModule } from '@costgov/costs';
 import { scannerConfig, scannerModule, scansOptionsFrom } from '@costgov/scanner';
 import type { Bus } from '@costgov/bus';
@@ -57,11 +57,14 @@ export async function startSystem(
   );
   const costs = await startService(costsModule(), at(config.COSTS_ADDR));
   // Budgets asks identity (approvers) and costs (connections, spend) where they really listen (ports may be free ones).
+  const budgetsSettings = loadConfig(budgetsConfig, shared.env);
   const budgets = await startService(
     budgetsModule({
       identityAddress: `127.0.0.1:${identity.port}`,
       costsAddress: `127.0.0.1:${costs.port}`,
       rpcDeadlineMs: config.RPC_DEADLINE_MS,
+      evaluationIntervalMs: budgetsSettings.BUDGET_EVALUATION_INTERVAL_MS,
+      projectCache: budgetsSettings.BUDGETS_PROJECT_CACHE === 'on',
     }),
     at(config.BUDGETS_ADDR),
   );
