@@ -1,60 +1,24 @@
-import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { identity } from '@costgov/contracts';
-import { BadRequestError } from '@costgov/errors';
-import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import { messageWriter, teamScoped, type ServiceImpl } from '@costgov/rpc';
 import type { CredentialKind, Principal } from './auth/principal';
-import type { ApiKey, ApiKeys } from './keys/keys';
-import type { ScimToken, ScimTokens } from './keys/scim-tokens';
+import type { ApiKeys } from './keys/keys';
+import type { ScimTokens } from './keys/scim-tokens';
 import type { ScanCredits } from './teams/scan-credits';
 import type { TeamSettingsStore } from './teams/settings';
-import type { Team, Teams } from './teams/teams';
+import type { Teams } from './teams/teams';
 import type { ActiveUsers } from './users/active-users';
 
-const ts = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
-
-const teamMessage = (team: Team) => ({
-  id: team.id,
-  name: team.name,
-  plan: team.plan,
-  defaultRole: team.defaultRole,
-  scanCredits: BigInt(team.scanCredits),
-  createdAt: timestampFromDate(team.createdAt),
-  apiLimits: team.apiLimits,
-  scimLimits: team.scimLimits,
-});
-
-const keyMessage = (key: ApiKey) => ({
-  id: key.id,
-  teamId: key.teamId,
-  name: key.name,
-  scopes: key.scopes,
-  prefix: key.prefix,
-  createdAt: timestampFromDate(key.createdAt),
-  expiresAt: ts(key.expiresAt),
-  lastUsedAt: ts(key.lastUsedAt),
-  revokedAt: ts(key.revokedAt),
-});
-
-const scimTokenMessage = (token: ScimToken) => ({
-  id: token.id,
-  teamId: token.teamId,
-  name: token.name,
-  prefix: token.prefix,
-  createdAt: timestampFromDate(token.createdAt),
-  lastUsedAt: ts(token.lastUsedAt),
-  revokedAt: ts(token.revokedAt),
-});
+const teamMessage = messageWriter(identity.TeamSchema);
+const keyMessage = messageWriter(identity.ApiKeySchema);
+const scimTokenMessage = messageWriter(identity.ScimTokenSchema);
+const creditsMessage = messageWriter(identity.ScanCreditsResponseSchema);
 
 const kindMessage: Record<CredentialKind, identity.CredentialKind> = {
   api_key: identity.CredentialKind.API_KEY,
   scim_token: identity.CredentialKind.SCIM_TOKEN,
   oauth: identity.CredentialKind.OAUTH_TOKEN,
 };
-
-function teamOf(ctx: CallContext): string {
-  if (!ctx.teamId) throw new BadRequestError('The call carries no team (x-team-id metadata).');
-  return ctx.teamId;
-}
 
 export function identityRpc({
   teams,
@@ -77,15 +41,7 @@ export function identityRpc({
     async authenticate({ credential }) {
       const principal = await authenticate(credential);
       return {
-        principal: {
-          teamId: principal.teamId,
-          credentialId: principal.credentialId,
-          kind: kindMessage[principal.kind],
-          scopes: principal.scopes,
-          plan: principal.plan,
-          userId: principal.userId ?? '',
-          limits: principal.limits,
-        },
+        principal: { ...principal, kind: kindMessage[principal.kind] },
         cacheTtlSeconds: principal.cacheTtlSeconds,
       };
     },
@@ -111,46 +67,42 @@ export function identityRpc({
     async grantScanCredits(request) {
       return teamMessage(await teams.grantScanCredits(request.teamId, Number(request.credits)));
     },
-    async debitScanCredits(request, ctx) {
-      const result = await scanCredits.debit(teamOf(ctx), request.scanId, Number(request.credits));
-      return { balance: BigInt(result.balance), applied: result.applied };
-    },
-    async refundScanCredits(request, ctx) {
-      const result = await scanCredits.refund(teamOf(ctx), request.scanId);
-      return { balance: BigInt(result.balance), applied: result.applied };
-    },
-    async getTeamSettings(_request, ctx) {
-      return settings.getSettings(teamOf(ctx));
-    },
-    async setRequiredTags(request, ctx) {
-      return settings.setRequiredTags(teamOf(ctx), request.requiredTags);
-    },
-    async createApiKey(request, ctx) {
-      const { key, secret } = await apiKeys.createApiKey(teamOf(ctx), {
+    debitScanCredits: teamScoped(async (request, { teamId }) =>
+      creditsMessage(await scanCredits.debit(teamId, request.scanId, Number(request.credits))),
+    ),
+    refundScanCredits: teamScoped(async (request, { teamId }) =>
+      creditsMessage(await scanCredits.refund(teamId, request.scanId)),
+    ),
+    getTeamSettings: teamScoped((_request, { teamId }) => settings.getSettings(teamId)),
+    setRequiredTags: teamScoped((request, { teamId }) =>
+      settings.setRequiredTags(teamId, request.requiredTags),
+    ),
+    createApiKey: teamScoped(async (request, { teamId }) => {
+      const { key, secret } = await apiKeys.createApiKey(teamId, {
         name: request.name,
         scopes: request.scopes,
         expiresAt: request.expiresAt ? timestampDate(request.expiresAt) : undefined,
       });
       return { key: keyMessage(key), secret };
-    },
-    async listApiKeys(_request, ctx) {
-      return { keys: (await apiKeys.listApiKeys(teamOf(ctx))).map(keyMessage) };
-    },
-    async revokeApiKey(request, ctx) {
-      return keyMessage(await apiKeys.revokeApiKey(teamOf(ctx), request.id));
-    },
-    async createScimToken(request, ctx) {
-      const { token, secret } = await scimTokens.createScimToken(teamOf(ctx), { name: request.name });
+    }),
+    listApiKeys: teamScoped(async (_request, { teamId }) => ({
+      keys: (await apiKeys.listApiKeys(teamId)).map(keyMessage),
+    })),
+    revokeApiKey: teamScoped(async (request, { teamId }) =>
+      keyMessage(await apiKeys.revokeApiKey(teamId, request.id)),
+    ),
+    createScimToken: teamScoped(async (request, { teamId }) => {
+      const { token, secret } = await scimTokens.createScimToken(teamId, { name: request.name });
       return { token: scimTokenMessage(token), secret };
-    },
-    async listScimTokens(_request, ctx) {
-      return { tokens: (await scimTokens.listScimTokens(teamOf(ctx))).map(scimTokenMessage) };
-    },
-    async revokeScimToken(request, ctx) {
-      return scimTokenMessage(await scimTokens.revokeScimToken(teamOf(ctx), request.id));
-    },
-    async findActiveUsers(request, ctx) {
-      return { userIds: await activeUsers.findActiveUsers(teamOf(ctx), request.userIds) };
-    },
+    }),
+    listScimTokens: teamScoped(async (_request, { teamId }) => ({
+      tokens: (await scimTokens.listScimTokens(teamId)).map(scimTokenMessage),
+    })),
+    revokeScimToken: teamScoped(async (request, { teamId }) =>
+      scimTokenMessage(await scimTokens.revokeScimToken(teamId, request.id)),
+    ),
+    findActiveUsers: teamScoped(async (request, { teamId }) => ({
+      userIds: await activeUsers.findActiveUsers(teamId, request.userIds),
+    })),
   };
 }

@@ -1,49 +1,19 @@
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { budgets } from '@costgov/contracts';
-import { BadRequestError } from '@costgov/errors';
-import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import { messageWriter, teamScoped, type ServiceImpl } from '@costgov/rpc';
 import type { IdempotentCalls } from '@costgov/runtime';
 import type { Budgets } from './budgets';
-import type { Budget } from './record';
 
-function teamOf(ctx: CallContext): string {
-  if (!ctx.teamId) throw new BadRequestError('The call carries no team (x-team-id metadata).');
-  return ctx.teamId;
-}
-
-export const budgetMessage = (budget: Budget) => ({
-  id: budget.id,
-  projectId: budget.projectId,
-  name: budget.name,
-  amount: budget.amount,
-  currency: budget.currency,
-  period: budget.period,
-  currentSpend: budget.currentSpend,
-  percentageUsed: budget.percentageUsed,
-  status: budget.status,
-  thresholds: budget.thresholds.map((t) => ({
-    percentage: t.percentage,
-    notifiedAt: t.notifiedAt ? timestampFromDate(t.notifiedAt) : undefined,
-  })),
-  tags: budget.tags,
-  forecastSpend: budget.forecastSpend,
-  unconvertedSpend: budget.unconvertedSpend,
-  periodStart: timestampFromDate(budget.periodStart),
-  periodEnd: timestampFromDate(budget.periodEnd),
-  createdAt: timestampFromDate(budget.createdAt),
-  updatedAt: timestampFromDate(budget.updatedAt),
-  evaluatedAt: budget.evaluatedAt ? timestampFromDate(budget.evaluatedAt) : undefined,
-});
+export const budgetMessage = messageWriter(budgets.BudgetSchema);
 
 export function budgetsRpc(
   budgetsDomain: Budgets,
   once: IdempotentCalls,
 ): ServiceImpl<typeof budgets.BudgetsService> {
   return {
-    createBudget: (request, ctx) =>
+    createBudget: teamScoped((request, ctx) =>
       once(ctx, 'CreateBudget', budgets.BudgetSchema, budgetMessage, (effect) =>
         budgetsDomain.createBudget(
-          teamOf(ctx),
+          ctx.teamId,
           {
             projectId: request.projectId,
             name: request.name,
@@ -56,11 +26,12 @@ export function budgetsRpc(
           effect,
         ),
       ),
-    async getBudget(request, ctx) {
-      return budgetMessage(await budgetsDomain.getBudget(teamOf(ctx), request.id));
-    },
-    async listBudgets(request, ctx) {
-      const { budgets: list, meta } = await budgetsDomain.listBudgets(teamOf(ctx), {
+    ),
+    getBudget: teamScoped(async (request, { teamId }) =>
+      budgetMessage(await budgetsDomain.getBudget(teamId, request.id)),
+    ),
+    listBudgets: teamScoped(async (request, { teamId }) => {
+      const { budgets: list, meta } = await budgetsDomain.listBudgets(teamId, {
         projectId: request.projectId,
         status: request.status,
         sort: request.sort,
@@ -68,10 +39,10 @@ export function budgetsRpc(
         perPage: request.page?.perPage,
       });
       return { budgets: list.map(budgetMessage), meta };
-    },
-    async updateBudget(request, ctx) {
-      return budgetMessage(
-        await budgetsDomain.updateBudget(teamOf(ctx), request.id, {
+    }),
+    updateBudget: teamScoped(async (request, { teamId }) =>
+      budgetMessage(
+        await budgetsDomain.updateBudget(teamId, request.id, {
           name: request.name,
           amount: request.amount,
           currency: request.currency,
@@ -80,11 +51,11 @@ export function budgetsRpc(
           tags: request.tags?.values,
           status: request.status,
         }),
-      );
-    },
-    async deleteBudget(request, ctx) {
-      await budgetsDomain.deleteBudget(teamOf(ctx), request.id);
+      ),
+    ),
+    deleteBudget: teamScoped(async (request, { teamId }) => {
+      await budgetsDomain.deleteBudget(teamId, request.id);
       return {};
-    },
+    }),
   };
 }

@@ -1,15 +1,12 @@
-import type { costs } from '@costgov/contracts';
+import { costs } from '@costgov/contracts';
 import { BadRequestError, ValidationError } from '@costgov/errors';
-import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import { messageWriter, teamScoped, type ServiceImpl } from '@costgov/rpc';
 import type { SpendQueries } from '../spend/spend';
 import type { CostData } from './ingest';
 
-function teamOf(ctx: CallContext): string {
-  if (!ctx.teamId) throw new BadRequestError('The call carries no team (x-team-id metadata).');
-  return ctx.teamId;
-}
-
 type UploadRequest = costs.UploadCostDataRequest;
+
+const summaryMessage = messageWriter(costs.IngestSummarySchema);
 
 /** The file's bytes: every message after the first, each a `chunk`. */
 async function* chunksOf(rest: AsyncIterator<UploadRequest>): AsyncGenerator<Uint8Array> {
@@ -27,8 +24,7 @@ export function costDataRpc(
   spend: SpendQueries,
 ): ServiceImpl<typeof costs.CostDataService> {
   return {
-    async uploadCostData(requests, ctx) {
-      const teamId = teamOf(ctx);
+    uploadCostData: teamScoped(async (requests: AsyncIterable<UploadRequest>, { teamId }) => {
       const stream = requests[Symbol.asyncIterator]();
       const first = await stream.next();
       if (first.done || first.value.part.case !== 'start') {
@@ -40,22 +36,10 @@ export function costDataRpc(
         contentEncoding: start.contentEncoding,
         body: chunksOf(stream),
       });
-      return {
-        ...summary,
-        rows: BigInt(summary.rows),
-        rowsReplaced: BigInt(summary.rowsReplaced),
-        bytes: BigInt(summary.bytes),
-        durationMs: BigInt(summary.durationMs),
-      };
-    },
-    async getSpend(request, ctx) {
-      return spend.getSpend(teamOf(ctx), request);
-    },
-    async getDailySpend(request, ctx) {
-      return spend.getDailySpend(teamOf(ctx), request);
-    },
-    async getTagCoverage(request, ctx) {
-      return spend.getTagCoverage(teamOf(ctx), request);
-    },
+      return summaryMessage(summary);
+    }),
+    getSpend: teamScoped((request, { teamId }) => spend.getSpend(teamId, request)),
+    getDailySpend: teamScoped((request, { teamId }) => spend.getDailySpend(teamId, request)),
+    getTagCoverage: teamScoped((request, { teamId }) => spend.getTagCoverage(teamId, request)),
   };
 }

@@ -1,14 +1,8 @@
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { costs } from '@costgov/contracts';
-import type { ServiceImpl } from '@costgov/rpc';
-import type { Rate, Rates } from './rates';
+import { costs } from '@costgov/contracts';
+import { messageWriter, type ServiceImpl } from '@costgov/rpc';
+import type { Rates } from './rates';
 
-const rateMessage = (rate: Rate) => ({
-  fromCurrency: rate.fromCurrency,
-  toCurrency: rate.toCurrency,
-  rate: rate.rate,
-  updatedAt: timestampFromDate(rate.updatedAt),
-});
+const rateMessage = messageWriter(costs.RateSchema);
 
 /** Operator-only: reachable over gRPC inside the cluster (the CLI), never routed by the gateway. */
 export function ratesRpc(rates: Rates): ServiceImpl<typeof costs.RatesService> {

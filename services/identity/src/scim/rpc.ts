@@ -1,7 +1,7 @@
 import type { scim } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
-import { BadRequestError, DomainError, type ErrorCode } from '@costgov/errors';
-import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import { DomainError, type ErrorCode } from '@costgov/errors';
+import { teamScoped, type ServiceImpl } from '@costgov/rpc';
 import { ScimError } from './errors';
 import { listResponseSchema } from './discovery';
 import type { ScimGroups } from './groups';
@@ -72,11 +72,6 @@ const projectionOf = (p: scim.ScimProjection | undefined): Projection | undefine
     ? { attributes: p.attributes, excludedAttributes: p.excludedAttributes }
     : undefined;
 
-function teamOf(ctx: CallContext): string {
-  if (!ctx.teamId) throw new BadRequestError('The call carries no team (x-team-id metadata).');
-  return ctx.teamId;
-}
-
 export function scimRpc({
   db,
   users,
@@ -89,14 +84,21 @@ export function scimRpc({
   discover: (endpoint: string, id: string, baseUrl: string) => object;
 }): ServiceImpl<typeof scim.ScimService> {
   /** SCIM provisioning is an Enterprise plan feature: other teams get 403 on every SCIM call. */
-  async function enterpriseTeam(ctx: CallContext): Promise<string> {
-    const teamId = teamOf(ctx);
+  async function checkEnterprise(teamId: string): Promise<void> {
     const { rows } = await db.query<{ plan: string }>('SELECT plan FROM teams WHERE id = $1', [teamId]);
     if (rows[0]?.plan !== 'enterprise') {
       throw new ScimError(403, undefined, 'SCIM provisioning requires the Enterprise plan.');
     }
-    return teamId;
   }
+
+  /** A SCIM call of an enterprise team, its ScimError crossing as a DomainError. */
+  const scimHandler = <R, T>(run: (request: R, teamId: string) => Promise<T>) =>
+    teamScoped((request: R, { teamId }) =>
+      scimCall(async () => {
+        await checkEnterprise(teamId);
+        return run(request, teamId);
+      }),
+    );
 
   const listInput = (r: scim.ScimListRequest) => ({
     filter: r.filter || undefined,
@@ -128,58 +130,31 @@ export function scimRpc({
 
   function handlers(store: Store) {
     return {
-      create: (r: scim.ScimWriteRequest, ctx: CallContext) =>
-        scimCall(async () =>
-          resourceReply(
-            await store.create(await enterpriseTeam(ctx), json(r.bodyJson), r.baseUrl),
-            projectionOf(r.projection),
-          ),
+      create: scimHandler(async (r: scim.ScimWriteRequest, teamId) =>
+        resourceReply(await store.create(teamId, json(r.bodyJson), r.baseUrl), projectionOf(r.projection)),
+      ),
+      get: scimHandler(async (r: scim.ScimGetRequest, teamId) =>
+        resourceReply(await store.get(teamId, r.id, r.baseUrl), projectionOf(r.projection)),
+      ),
+      list: scimHandler(async (r: scim.ScimListRequest, teamId) =>
+        listReply(await store.list(teamId, listInput(r), r.baseUrl), projectionOf(r.projection)),
+      ),
+      replace: scimHandler(async (r: scim.ScimWriteRequest, teamId) =>
+        resourceReply(
+          await store.replace(teamId, r.id, json(r.bodyJson), r.baseUrl, r.ifMatch || undefined),
+          projectionOf(r.projection),
         ),
-      get: (r: scim.ScimGetRequest, ctx: CallContext) =>
-        scimCall(async () =>
-          resourceReply(
-            await store.get(await enterpriseTeam(ctx), r.id, r.baseUrl),
-            projectionOf(r.projection),
-          ),
+      ),
+      patch: scimHandler(async (r: scim.ScimWriteRequest, teamId) =>
+        resourceReply(
+          await store.patch(teamId, r.id, json(r.bodyJson), r.baseUrl, r.ifMatch || undefined),
+          projectionOf(r.projection),
         ),
-      list: (r: scim.ScimListRequest, ctx: CallContext) =>
-        scimCall(async () =>
-          listReply(
-            await store.list(await enterpriseTeam(ctx), listInput(r), r.baseUrl),
-            projectionOf(r.projection),
-          ),
-        ),
-      replace: (r: scim.ScimWriteRequest, ctx: CallContext) =>
-        scimCall(async () =>
-          resourceReply(
-            await store.replace(
-              await enterpriseTeam(ctx),
-              r.id,
-              json(r.bodyJson),
-              r.baseUrl,
-              r.ifMatch || undefined,
-            ),
-            projectionOf(r.projection),
-          ),
-        ),
-      patch: (r: scim.ScimWriteRequest, ctx: CallContext) =>
-        scimCall(async () =>
-          resourceReply(
-            await store.patch(
-              await enterpriseTeam(ctx),
-              r.id,
-              json(r.bodyJson),
-              r.baseUrl,
-              r.ifMatch || undefined,
-            ),
-            projectionOf(r.projection),
-          ),
-        ),
-      remove: (r: scim.ScimGetRequest, ctx: CallContext) =>
-        scimCall(async () => {
-          await store.remove(await enterpriseTeam(ctx), r.id);
-          return {};
-        }),
+      ),
+      remove: scimHandler(async (r: scim.ScimGetRequest, teamId) => {
+        await store.remove(teamId, r.id);
+        return {};
+      }),
     };
   }
 
@@ -213,14 +188,10 @@ export function scimRpc({
     replaceGroup: group.replace,
     patchGroup: group.patch,
     deleteGroup: group.remove,
-    discover: (r, ctx) =>
-      scimCall(async () => {
-        await enterpriseTeam(ctx);
-        return {
-          resourceJson: encode(discover(r.endpoint, r.id, r.baseUrl)),
-          etag: '',
-          location: '',
-        };
-      }),
+    discover: scimHandler(async (r: scim.ScimDiscoverRequest) => ({
+      resourceJson: encode(discover(r.endpoint, r.id, r.baseUrl)),
+      etag: '',
+      location: '',
+    })),
   };
 }

@@ -1,10 +1,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { scanner } from '@costgov/contracts';
-import { BadRequestError } from '@costgov/errors';
-import type { CallContext, ServiceImpl } from '@costgov/rpc';
+import { messageWriter, teamScoped, type ServiceImpl } from '@costgov/rpc';
 import type { IdempotentCalls } from '@costgov/runtime';
-import type { Scan } from './scan';
 import { createScanOperation, type Scans } from './scans';
 
 export type FindingMessage = MessageInitShape<typeof scanner.FindingSchema>;
@@ -12,25 +9,8 @@ export type FindingMessage = MessageInitShape<typeof scanner.FindingSchema>;
 /** The findings a scan's read carries (the findings of the scan); none until findings are stored. */
 export type FindingsOfScan = (teamId: string, scanId: string) => Promise<FindingMessage[]>;
 
-function teamOf(ctx: CallContext): string {
-  if (!ctx.teamId) throw new BadRequestError('The call carries no team (x-team-id metadata).');
-  return ctx.teamId;
-}
-
-const at = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
-
-const scanMessage = (scan: Scan) => ({
-  id: scan.id,
-  projectId: scan.projectId,
-  status: scan.status,
-  resourcesScanned: scan.resourcesScanned,
-  findingsCount: scan.findingsCount,
-  creditsUsed: scan.creditsUsed,
-  error: scan.error ?? undefined,
-  startedAt: at(scan.startedAt),
-  completedAt: at(scan.completedAt),
-  createdAt: at(scan.createdAt),
-});
+/** A scan's findings are on its single read only. */
+const scanMessage = messageWriter(scanner.ScanSchema, { absent: ['findings'] });
 
 export function scansRpc(
   scans: Scans,
@@ -38,23 +18,23 @@ export function scansRpc(
   findingsOf: FindingsOfScan = async () => [],
 ): ServiceImpl<typeof scanner.ScansService> {
   return {
-    createScan: (request, ctx) =>
+    createScan: teamScoped((request, ctx) =>
       once(ctx, createScanOperation, scanner.ScanSchema, scanMessage, (effect) =>
-        scans.createScan(teamOf(ctx), request.projectId, effect),
+        scans.createScan(ctx.teamId, request.projectId, effect),
       ),
-    async getScan(request, ctx) {
-      const teamId = teamOf(ctx);
+    ),
+    getScan: teamScoped(async (request, { teamId }) => {
       const scan = await scans.getScan(teamId, request.id);
       return { ...scanMessage(scan), findings: await findingsOf(teamId, scan.id) };
-    },
-    async listScans(request, ctx) {
-      const { scans: list, meta } = await scans.listScans(teamOf(ctx), {
+    }),
+    listScans: teamScoped(async (request, { teamId }) => {
+      const { scans: list, meta } = await scans.listScans(teamId, {
         projectId: request.projectId,
         status: request.status,
         page: request.page?.page,
         perPage: request.page?.perPage,
       });
       return { scans: list.map(scanMessage), meta };
-    },
+    }),
   };
 }
