@@ -1,6 +1,8 @@
+import type { costs } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { ValidationError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
+import type { DomainShape } from '@costgov/rpc';
 
 const dayMs = 86_400_000;
 const defaultDays = 62;
@@ -21,70 +23,12 @@ export interface ScanDataRequest {
   maxResources?: number;
 }
 
-export interface ScanResourceRow {
-  connectionId: string;
-  resourceId: string;
-  resourceName: string;
-  resourceType: string;
-  serviceName: string;
-  serviceCategory: string;
-  regionId: string;
-  subAccountId: string;
-  providerName: string;
-  skuId: string;
-  chargeCategory: string;
-  pricingUnit: string;
-  consumedUnit: string;
-  pricingQuantity: number;
-  consumedQuantity: number;
-  tags: Record<string, string>;
-  billedCost: number;
-  effectiveCost: number;
-  listCost: number | null;
-  contractedCost: number | null;
-  /** From the costliest row: FOCUS ChargeDescription, PricingCategory, CommitmentDiscount*, CapacityReservation*. */
-  chargeDescription: string;
-  chargeClass: string;
-  pricingCategory: string;
-  commitmentDiscountId: string;
-  commitmentDiscountCategory: string;
-  commitmentDiscountStatus: string;
-  commitmentDiscountType: string;
-  capacityReservationId: string;
-  capacityReservationStatus: string;
-  /** Of the cost: rows whose commitment discount, or capacity reservation, went unused. */
-  unusedCommitmentCost: number;
-  unusedCapacityReservationCost: number;
-  daysSeen: number;
-  hoursSeen: number;
-  firstSeen: Date;
-  lastSeen: Date;
-}
-
-export interface ScanDataResult {
-  windowStart: Date;
-  windowEnd: Date;
-  currency: string;
-  resources: ScanResourceRow[];
-  truncated: boolean;
-  totals: {
-    connectionId: string;
-    effectiveCost: number;
-    untaggedCost: number;
-    unattributedCost: number;
-    resources: number;
-    records: bigint;
-  }[];
-  daily: {
-    connectionId: string;
-    day: string;
-    serviceName: string;
-    serviceCategory: string;
-    effectiveCost: number;
-    dataTransferCost: number;
-  }[];
-  tagUsage: { key: string; value: string; resources: number; effectiveCost: number }[];
-}
+/**
+ * The answer as this side holds it: the proto's GetScanDataResponse (costs.v1, what the scanner reads)
+ * with Dates for its timestamps and null for an absent list or contracted cost.
+ */
+export type ScanDataResult = DomainShape<typeof costs.GetScanDataResponseSchema>;
+type ScanResource = DomainShape<typeof costs.ScanResourceSchema>;
 
 // Rows of the window: the billing-period bounds let the (connection_id, billing_period_start) index narrow
 // the scan. A month either side: a charge period may lie outside its billing period (the sample has an
@@ -238,7 +182,7 @@ export function scanDataQueries({ db }: { db: Db }) {
     const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
     const nullableNum = (value: unknown) => (value === null || value === undefined ? null : Number(value));
     const mainOf = (row: Record<string, unknown>) => (Array.isArray(row.main) ? (row.main as unknown[]) : []);
-    const allResources: ScanResourceRow[] = resources.rows.slice(0, maxResources).map((row) => {
+    const allResources: ScanResource[] = resources.rows.slice(0, maxResources).map((row) => {
       const [
         name,
         type,

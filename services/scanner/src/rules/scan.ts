@@ -1,4 +1,4 @@
-import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { allRules } from './catalogue';
@@ -31,74 +31,21 @@ export interface ScanProjectOutcome {
 export const scanDataClient = (address = process.env.COSTS_ADDR ?? '127.0.0.1:50054') =>
   createRpcClient(costs.ScanDataService, address, { deadlineMs: 120_000 });
 
-/** The proto answer as the rules read it. */
+/** The proto answer as the rules read it: times as ISO timestamps, an absent cost as null. */
 export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
-  const iso = (at: Parameters<typeof timestampDate>[0] | undefined) =>
-    at ? timestampDate(at).toISOString() : '';
+  const iso = (at: Timestamp | undefined) => (at ? timestampDate(at).toISOString() : '');
   return {
+    ...response,
     windowStart: iso(response.windowStart),
     windowEnd: iso(response.windowEnd),
-    currency: response.currency,
-    truncated: response.truncated,
     resources: response.resources.map((resource) => ({
-      connectionId: resource.connectionId,
-      resourceId: resource.resourceId,
-      resourceName: resource.resourceName,
-      resourceType: resource.resourceType,
-      serviceName: resource.serviceName,
-      serviceCategory: resource.serviceCategory,
-      regionId: resource.regionId,
-      subAccountId: resource.subAccountId,
-      providerName: resource.providerName,
-      skuId: resource.skuId,
-      chargeCategory: resource.chargeCategory,
-      pricingUnit: resource.pricingUnit,
-      consumedUnit: resource.consumedUnit,
-      pricingQuantity: resource.pricingQuantity,
-      consumedQuantity: resource.consumedQuantity,
-      tags: { ...resource.tags },
-      chargeDescription: resource.chargeDescription,
-      chargeClass: resource.chargeClass,
-      pricingCategory: resource.pricingCategory,
-      commitmentDiscountId: resource.commitmentDiscountId,
-      commitmentDiscountCategory: resource.commitmentDiscountCategory,
-      commitmentDiscountStatus: resource.commitmentDiscountStatus,
-      commitmentDiscountType: resource.commitmentDiscountType,
-      capacityReservationId: resource.capacityReservationId,
-      capacityReservationStatus: resource.capacityReservationStatus,
-      unusedCommitmentCost: resource.unusedCommitmentCost,
-      unusedCapacityReservationCost: resource.unusedCapacityReservationCost,
-      billedCost: resource.billedCost,
-      effectiveCost: resource.effectiveCost,
+      ...resource,
       listCost: resource.listCost ?? null,
       contractedCost: resource.contractedCost ?? null,
-      daysSeen: resource.daysSeen,
-      hoursSeen: resource.hoursSeen,
       firstSeen: iso(resource.firstSeen),
       lastSeen: iso(resource.lastSeen),
     })),
-    totals: response.totals.map((totals) => ({
-      connectionId: totals.connectionId,
-      effectiveCost: totals.effectiveCost,
-      untaggedCost: totals.untaggedCost,
-      unattributedCost: totals.unattributedCost,
-      resources: totals.resources,
-      records: Number(totals.records),
-    })),
-    daily: response.daily.map((row) => ({
-      connectionId: row.connectionId,
-      day: row.day,
-      serviceName: row.serviceName,
-      serviceCategory: row.serviceCategory,
-      effectiveCost: row.effectiveCost,
-      dataTransferCost: row.dataTransferCost,
-    })),
-    tagUsage: response.tagUsage.map((usage) => ({
-      key: usage.key,
-      value: usage.value,
-      resources: usage.resources,
-      effectiveCost: usage.effectiveCost,
-    })),
+    totals: response.totals.map((totals) => ({ ...totals, records: Number(totals.records) })),
   };
 }
 

@@ -9,96 +9,45 @@
  * PricingCategory, the CommitmentDiscount* columns and CapacityReservationId/Status (FOCUS 1.1+).
  */
 
+import type { costs } from '@costgov/contracts';
+
 export type Severity = 'low' | 'medium' | 'high' | 'critical';
 
 /** What a rule reads: tags, commitments, compute, storage, network, spend. */
 export type RuleCategory = 'tags' | 'commitments' | 'compute' | 'storage' | 'network' | 'spend';
 
-/** One resource of one connection, summed over the scan window. */
-export interface ScanResource {
-  connectionId: string;
-  resourceId: string;
-  resourceName: string;
-  resourceType: string;
-  serviceName: string;
-  serviceCategory: string;
-  regionId: string;
-  subAccountId: string;
-  providerName: string;
-  /** The SKU that carried most of the resource's cost. */
-  skuId: string;
-  /** Usage | Purchase | Tax | Credit | Adjustment: the one that carried most of the cost. */
-  chargeCategory: string;
-  /** Units of the resource's main SKU (e.g. Hours, GB-Months, GB). */
-  pricingUnit: string;
-  consumedUnit: string;
-  pricingQuantity: number;
-  consumedQuantity: number;
-  /** The tags of the resource's most recent row ({} when it has none). */
-  tags: Record<string, string>;
-  billedCost: number;
-  effectiveCost: number;
-  /** Null when no row of the resource carried a list cost. */
+/** A proto message's fields, as a literal of them is written. */
+type Fields<M> = Omit<M, '$typeName' | '$unknown'>;
+
+/**
+ * One resource of one connection, summed over the scan window: costs.v1 `ScanResource` as it arrives
+ * (proto/costgov/costs/v1/costs.proto documents its fields), with its first and last seen times as ISO
+ * timestamps and null for a list or contracted cost that no row of the resource carried.
+ *
+ * What rules rely on: the descriptive columns come from the resource's costliest row ('' when the file
+ * lacks them): `skuId`, `chargeCategory` (Usage | Purchase | Tax | Credit | Adjustment), `pricingUnit`
+ * (Hours, GB-Months, GB), `pricingCategory` (Standard | Committed | Dynamic | Other), the commitment
+ * discount and capacity reservation columns (status Used | Unused); `tags` are its latest row's ({} when
+ * none); `daysSeen` counts UTC days with a row, `hoursSeen` the hours its charge periods cover.
+ */
+export type ScanResource = Omit<
+  Fields<costs.ScanResource>,
+  'listCost' | 'contractedCost' | 'firstSeen' | 'lastSeen'
+> & {
   listCost: number | null;
   contractedCost: number | null;
-  /** FOCUS columns of the resource's costliest row ('' when the file lacks them). */
-  chargeDescription: string;
-  chargeClass: string;
-  /** Standard | Committed | Dynamic | Other */
-  pricingCategory: string;
-  commitmentDiscountId: string;
-  /** Spend | Usage */
-  commitmentDiscountCategory: string;
-  /** Used | Unused */
-  commitmentDiscountStatus: string;
-  /** e.g. Savings Plan, Reserved Instance */
-  commitmentDiscountType: string;
-  capacityReservationId: string;
-  /** Used | Unused (FOCUS 1.1+) */
-  capacityReservationStatus: string;
-  /** Of effectiveCost: rows whose commitment discount went unused (CommitmentDiscountStatus Unused). */
-  unusedCommitmentCost: number;
-  /** Of effectiveCost: rows whose capacity reservation went unused (CapacityReservationStatus Unused). */
-  unusedCapacityReservationCost: number;
-  /** UTC days with at least one row, and hours covered by its charge periods (distinct). */
-  daysSeen: number;
-  hoursSeen: number;
-  /** ISO timestamps of the first charge period start and the last charge period end. */
   firstSeen: string;
   lastSeen: string;
-}
+};
 
-/** Cost of one UTC day of one connection and service. */
-export interface DailyServiceCost {
-  connectionId: string;
-  /** YYYY-MM-DD */
-  day: string;
-  serviceName: string;
-  serviceCategory: string;
-  effectiveCost: number;
-  /** Of effectiveCost: usage priced per GB outside storage (data transfer). */
-  dataTransferCost: number;
-}
+/** Cost of one UTC day (YYYY-MM-DD) of one connection and service, with its data transfer part. */
+export type DailyServiceCost = Fields<costs.DailyServiceCost>;
 
 /** Totals of one connection over the window (computed over every row, not only the resources returned). */
-export interface ConnectionTotals {
-  connectionId: string;
-  effectiveCost: number;
-  /** Rows without any tag. */
-  untaggedCost: number;
-  /** Rows without a resource id. */
-  unattributedCost: number;
-  resources: number;
-  records: number;
-}
+export type ConnectionTotals = Omit<Fields<costs.ConnectionScanTotals>, 'records'> & { records: number };
 
 /** A tag key=value pair as used over the window. */
-export interface TagUsage {
-  key: string;
-  value: string;
-  resources: number;
-  effectiveCost: number;
-}
+export type TagUsage = Fields<costs.TagUsage>;
 
 export interface ScanData {
   /** The window the aggregates cover: [start, end), ISO timestamps. */
