@@ -1,4 +1,5 @@
 export * from './db';
 export * from './migrate';
 export * from './paging';
+export * from './filters';
 export * from './unavailable';

@@ -1,7 +1,17 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
-import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
+import {
+  enumFilter,
+  limitOffset,
+  pageMeta,
+  pageOf,
+  sortOf,
+  textFilter,
+  type Db,
+  type PageMeta,
+  type Queryable,
+} from '@costgov/db';
+import { ConflictError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import type { Threshold } from './evaluation';
@@ -237,39 +247,21 @@ export function budgetsFactory({
     input: ListBudgetsInput,
   ): Promise<{ budgets: Budget[]; meta: PageMeta }> {
     const page = pageOf(input);
-    if (input.status !== undefined && !(budgetStatuses as readonly string[]).includes(input.status)) {
-      throw new BadRequestError(`Unknown status '${input.status}'.`, [
-        { field: 'status', message: `must be one of ${budgetStatuses.join(', ')}` },
-      ]);
-    }
-    const projectProblem = input.projectId === undefined ? undefined : textProblem(input.projectId);
-    if (projectProblem) {
-      throw new BadRequestError('The project_id filter is not acceptable text.', [
-        { field: 'project_id', message: projectProblem },
-      ]);
-    }
-    const sortField = input.sort?.field || 'created_at';
-    if (!(budgetSortFields as readonly string[]).includes(sortField)) {
-      throw new BadRequestError(`Budgets cannot be sorted by '${sortField}'.`, [
-        {
-          field: 'sort',
-          message: `must be one of ${budgetSortFields.join(', ')}, optionally with a leading -`,
-        },
-      ]);
-    }
-    const descending = input.sort?.field ? input.sort.descending : true;
-    const direction = descending ? 'DESC' : 'ASC';
+    const status = enumFilter('status', input.status, budgetStatuses);
+    const projectId = textFilter('project_id', input.projectId);
+    const sort = sortOf(input.sort, budgetSortFields, { field: 'created_at', descending: true });
+    const direction = sort.descending ? 'DESC' : 'ASC';
     const where = ['b.team_id = $1'];
     const params: unknown[] = [teamId];
-    if (input.status !== undefined) where.push(`b.status = $${params.push(input.status)}`);
-    if (input.projectId !== undefined) where.push(`b.project_id = $${params.push(input.projectId)}`);
+    if (status !== undefined) where.push(`b.status = $${params.push(status)}`);
+    if (projectId !== undefined) where.push(`b.project_id = $${params.push(projectId)}`);
     const filter = where.join(' AND ');
     const { limit, offset } = limitOffset(page);
     const [count, list] = await Promise.all([
       db.query<{ n: number }>(`SELECT count(*)::int AS n FROM budgets b WHERE ${filter}`, params),
       db.query<BudgetRow>(
         `SELECT ${budgetColumns} FROM budgets b WHERE ${filter}
-         ORDER BY ${sortColumns[sortField as BudgetSortField]} ${direction}, b.id ${direction}
+         ORDER BY ${sortColumns[sort.field]} ${direction}, b.id ${direction}
          LIMIT ${limit} OFFSET ${offset}`,
         params,
       ),

@@ -1,7 +1,16 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
-import { BadRequestError, ConflictError, NotFoundError, textProblem, Violations } from '@costgov/errors';
+import {
+  enumFilter,
+  limitOffset,
+  pageMeta,
+  pageOf,
+  textFilter,
+  type Db,
+  type PageMeta,
+  type Queryable,
+} from '@costgov/db';
+import { ConflictError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import type { ProjectReadCache } from './detail-cache';
@@ -265,22 +274,12 @@ export function projectsFactory({
     input: ListProjectsInput,
   ): Promise<{ projects: Project[]; meta: PageMeta }> {
     const page = pageOf(input);
-    if (input.status !== undefined && !(projectStatuses as readonly string[]).includes(input.status)) {
-      throw new BadRequestError(`Unknown status '${input.status}'.`, [
-        { field: 'status', message: `must be one of ${projectStatuses.join(', ')}` },
-      ]);
-    }
-    const connectionProblem = input.connectionId === undefined ? undefined : textProblem(input.connectionId);
-    if (connectionProblem) {
-      throw new BadRequestError('The connection_id filter is not acceptable text.', [
-        { field: 'connection_id', message: connectionProblem },
-      ]);
-    }
+    const status = enumFilter('status', input.status, projectStatuses);
+    const connectionId = textFilter('connection_id', input.connectionId);
     const where = ['p.team_id = $1'];
     const params: unknown[] = [teamId];
-    if (input.status !== undefined) where.push(`p.status = $${params.push(input.status)}`);
-    if (input.connectionId !== undefined)
-      where.push(`$${params.push(input.connectionId)} = ANY (p.connection_ids)`);
+    if (status !== undefined) where.push(`p.status = $${params.push(status)}`);
+    if (connectionId !== undefined) where.push(`$${params.push(connectionId)} = ANY (p.connection_ids)`);
     const filter = where.join(' AND ');
     const { limit, offset } = limitOffset(page);
     const [count, list] = await Promise.all([

@@ -1,7 +1,15 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
-import { BadRequestError, ConflictError, NotFoundError, Violations } from '@costgov/errors';
+import {
+  enumFilter,
+  limitOffset,
+  pageMeta,
+  pageOf,
+  type Db,
+  type PageMeta,
+  type Queryable,
+} from '@costgov/db';
+import { ConflictError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import {
@@ -74,14 +82,6 @@ const duplicateName = (name: string) =>
   new ConflictError(`A connection named '${name}' already exists in this team.`, [
     { field: 'name', message: 'is taken' },
   ]);
-
-function checkFilter<T extends string>(field: string, value: string | undefined, allowed: readonly T[]) {
-  if (value !== undefined && !(allowed as readonly string[]).includes(value)) {
-    throw new BadRequestError(`Unknown ${field} '${value}'.`, [
-      { field, message: `must be one of ${allowed.join(', ')}` },
-    ]);
-  }
-}
 
 export function connectionsFactory({
   db,
@@ -157,12 +157,12 @@ export function connectionsFactory({
     input: ListConnectionsInput,
   ): Promise<{ connections: Connection[]; meta: PageMeta }> {
     const page = pageOf(input);
-    checkFilter('provider', input.provider, providers);
-    checkFilter('status', input.status, connectionStatuses);
+    const provider = enumFilter('provider', input.provider, providers);
+    const status = enumFilter('status', input.status, connectionStatuses);
     const where = ['team_id = $1'];
     const params: unknown[] = [teamId];
-    if (input.provider !== undefined) where.push(`provider = $${params.push(input.provider)}`);
-    if (input.status !== undefined) where.push(`status = $${params.push(input.status)}`);
+    if (provider !== undefined) where.push(`provider = $${params.push(provider)}`);
+    if (status !== undefined) where.push(`status = $${params.push(status)}`);
     const filter = where.join(' AND ');
     const { limit, offset } = limitOffset(page);
     const [count, list] = await Promise.all([

@@ -1,6 +1,15 @@
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import {
+  enumFilter,
+  limitOffset,
+  pageMeta,
+  pageOf,
+  textFilter,
+  type Db,
+  type PageMeta,
+  type Queryable,
+} from '@costgov/db';
 import type { KeyedEffect } from '@costgov/runtime';
-import { BadRequestError, ConflictError, NotFoundError, textProblem } from '@costgov/errors';
+import { ConflictError, NotFoundError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import { findWebhook } from '../webhooks/webhooks';
 import {
@@ -11,7 +20,6 @@ import {
   type AttemptRow,
   type Delivery,
   type DeliveryRow,
-  type DeliveryStatus,
 } from './delivery';
 
 export interface ListDeliveriesInput {
@@ -19,26 +27,6 @@ export interface ListDeliveriesInput {
   eventType?: string;
   page?: number;
   perPage?: number;
-}
-
-function checkStatus(value: string | undefined): DeliveryStatus | undefined {
-  if (value === undefined) return undefined;
-  if (!(deliveryStatuses as readonly string[]).includes(value)) {
-    throw new BadRequestError(`Unknown status '${value}'.`, [
-      { field: 'status', message: `must be one of ${deliveryStatuses.join(', ')}` },
-    ]);
-  }
-  return value as DeliveryStatus;
-}
-
-function checkEventType(value: string | undefined): string | undefined {
-  const problem = value === undefined ? undefined : textProblem(value);
-  if (problem) {
-    throw new BadRequestError('The event_type filter is not acceptable text.', [
-      { field: 'event_type', message: problem },
-    ]);
-  }
-  return value;
 }
 
 async function attemptsOf(tx: Queryable, ids: string[]): Promise<AttemptRow[]> {
@@ -59,7 +47,10 @@ export function deliveriesFactory({ db, now }: { db: Db; now: () => Date }) {
     input: ListDeliveriesInput,
   ): Promise<{ deliveries: Delivery[]; meta: PageMeta }> {
     const page = pageOf(input);
-    const filters = { status: checkStatus(input.status), event_type: checkEventType(input.eventType) };
+    const filters = {
+      status: enumFilter('status', input.status, deliveryStatuses),
+      event_type: textFilter('event_type', input.eventType),
+    };
     await findWebhook(db, teamId, webhookId);
     const where = ['d.webhook_id = $1', 'd.team_id = $2'];
     const params: unknown[] = [webhookId, teamId];

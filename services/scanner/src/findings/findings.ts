@@ -1,4 +1,13 @@
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import {
+  enumFilter,
+  limitOffset,
+  pageMeta,
+  pageOf,
+  textFilter,
+  type Db,
+  type PageMeta,
+  type Queryable,
+} from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import type { Outbox } from '@costgov/runtime';
@@ -13,7 +22,7 @@ import {
   type FindingRow,
   type Status,
 } from './finding';
-import { checkEnumFilter, checkIdFilter, checkUpdate } from './validation';
+import { checkUpdate } from './validation';
 
 export interface ListFindingsInput {
   scanId?: string;
@@ -63,11 +72,11 @@ export function findingsFactory({ db, outbox, now }: { db: Db; outbox: Outbox; n
   ): Promise<{ findings: Finding[]; meta: PageMeta }> {
     const page = pageOf(input);
     const filters = {
-      scan_id: checkIdFilter('scan_id', input.scanId),
-      project_id: checkIdFilter('project_id', input.projectId),
-      rule_id: checkIdFilter('rule_id', input.ruleId),
-      severity: checkEnumFilter('severity', input.severity, severities),
-      status: checkEnumFilter('status', input.status, statuses),
+      scan_id: textFilter('scan_id', input.scanId),
+      project_id: textFilter('project_id', input.projectId),
+      rule_id: textFilter('rule_id', input.ruleId),
+      severity: enumFilter('severity', input.severity, severities),
+      status: enumFilter('status', input.status, statuses),
     };
     const where = ['f.team_id = $1'];
     const params: unknown[] = [teamId];

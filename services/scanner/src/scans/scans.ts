@@ -1,11 +1,10 @@
 import { create } from '@bufbuild/protobuf';
 import { events } from '@costgov/contracts';
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta } from '@costgov/db';
+import { enumFilter, limitOffset, pageMeta, pageOf, textFilter, type Db, type PageMeta } from '@costgov/db';
 import {
   BadRequestError,
   ConflictError,
   NotFoundError,
-  textProblem,
   UnavailableError,
   ValidationError,
 } from '@costgov/errors';
@@ -180,21 +179,12 @@ export function scansFactory({
     input: ListScansInput,
   ): Promise<{ scans: Scan[]; meta: PageMeta }> {
     const page = pageOf(input);
-    if (input.status !== undefined && !(scanStatuses as readonly string[]).includes(input.status)) {
-      throw new BadRequestError(`Unknown status '${input.status}'.`, [
-        { field: 'status', message: `must be one of ${scanStatuses.join(', ')}` },
-      ]);
-    }
-    const projectProblem = input.projectId === undefined ? undefined : textProblem(input.projectId);
-    if (projectProblem) {
-      throw new BadRequestError('The project_id filter is not acceptable text.', [
-        { field: 'project_id', message: projectProblem },
-      ]);
-    }
+    const status = enumFilter('status', input.status, scanStatuses);
+    const projectId = textFilter('project_id', input.projectId);
     const where = ['team_id = $1'];
     const params: unknown[] = [teamId];
-    if (input.projectId !== undefined) where.push(`project_id = $${params.push(input.projectId)}`);
-    if (input.status !== undefined) where.push(`status = $${params.push(input.status)}`);
+    if (projectId !== undefined) where.push(`project_id = $${params.push(projectId)}`);
+    if (status !== undefined) where.push(`status = $${params.push(status)}`);
     const filter = where.join(' AND ');
     const { limit, offset } = limitOffset(page);
     const [count, list] = await Promise.all([

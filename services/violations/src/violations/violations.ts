@@ -1,17 +1,28 @@
-import { limitOffset, pageMeta, pageOf, type Db, type PageMeta, type Queryable } from '@costgov/db';
+import {
+  enumFilter,
+  limitOffset,
+  pageMeta,
+  pageOf,
+  sortOf,
+  textFilter,
+  type Db,
+  type PageMeta,
+  type Queryable,
+} from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import type { KeyedEffect, Outbox } from '@costgov/runtime';
 import { publishViolationChange } from './changes';
+import { checkNote, sortColumns, sortFields } from './validation';
 import {
-  checkIdFilter,
-  checkNote,
-  checkSeverityFilter,
-  checkSort,
-  checkStatusFilter,
-  sortColumns,
-} from './validation';
-import { toViolation, violationColumns, type Status, type Violation, type ViolationRow } from './violation';
+  severities,
+  statuses,
+  toViolation,
+  violationColumns,
+  type Status,
+  type Violation,
+  type ViolationRow,
+} from './violation';
 
 export interface ListViolationsInput {
   projectId?: string;
@@ -69,12 +80,13 @@ export function violationsFactory({ db, outbox, now }: { db: Db; outbox: Outbox;
     input: ListViolationsInput,
   ): Promise<{ violations: Violation[]; meta: PageMeta }> {
     const page = pageOf(input);
-    const sort = checkSort(input.sort);
+    // Newest first unless asked otherwise.
+    const sort = sortOf(input.sort, sortFields, { field: 'created_at', descending: true });
     const filters = {
-      project_id: checkIdFilter('project_id', input.projectId),
-      budget_id: checkIdFilter('budget_id', input.budgetId),
-      severity: checkSeverityFilter(input.severity),
-      status: checkStatusFilter(input.status),
+      project_id: textFilter('project_id', input.projectId),
+      budget_id: textFilter('budget_id', input.budgetId),
+      severity: enumFilter('severity', input.severity, severities),
+      status: enumFilter('status', input.status, statuses),
     };
     const where = ['v.team_id = $1'];
     const params: unknown[] = [teamId];
