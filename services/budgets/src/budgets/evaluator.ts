@@ -1,9 +1,9 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
 import { DomainError, UnavailableError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
 import { evaluate } from './evaluation';
 import { evaluationMetrics } from './metrics';
 import { dayOf, periodOf, type BudgetPeriod } from './period';

@@ -1,4 +1,5 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import {
   enumFilter,
@@ -12,7 +13,7 @@ import {
 } from '@costgov/db';
 import { ConflictError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
-import type { KeyedEffect, Outbox } from '@costgov/runtime';
+import type { KeyedEffect } from '@costgov/runtime';
 import type { ProjectReadCache } from './detail-cache';
 import type { TeamConnections } from './team-connections';
 import type { TeamUsers } from './team-users';

@@ -1,4 +1,5 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import {
   enumFilter,
@@ -11,7 +12,7 @@ import {
 } from '@costgov/db';
 import { ConflictError, NotFoundError, Violations } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
-import type { KeyedEffect, Outbox } from '@costgov/runtime';
+import type { KeyedEffect } from '@costgov/runtime';
 import {
   checkName,
   checkProvider,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
 import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
 import {
   readFocus,
   storedColumns,

@@ -1,8 +1,8 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
 import { NotFoundError, UnauthenticatedError } from '@costgov/errors';
-import type { Outbox } from '@costgov/runtime';
 import type { TeamLimitColumns } from '../auth/principal';
 import { hashSecret, sameHash } from './secrets';
 

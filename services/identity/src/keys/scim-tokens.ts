@@ -1,7 +1,7 @@
+import type { Outbox } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import { Violations } from '@costgov/errors';
 import type { IdGenerator } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
 import { authCacheTtlSeconds, scimLimitsOf, type Principal } from '../auth/principal';
 import { credentialTable, teamMustExist, type CredentialRow } from './credential-table';
 import { displayPrefix, hashSecret, newSecret, scimTokenPrefix } from './secrets';

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
-import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
 import { groupFilterAttributes } from './filter';
 import { listPage, type ListInput, type ListPage } from './paging';

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
-import type { Outbox } from '@costgov/runtime';
 
 /**
  * Takes a user out of every group of the team (a user deleted over SCIM): each group changed gets a new

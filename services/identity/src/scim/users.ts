@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db, Queryable } from '@costgov/db';
-import type { Outbox } from '@costgov/runtime';
 import { ScimError } from './errors';
 import { userFilterAttributes } from './filter';
 import { applyUserPatch, type UserDoc } from './patch';

@@ -8,9 +8,9 @@ import {
   type PageMeta,
   type Queryable,
 } from '@costgov/db';
+import type { Outbox } from '@costgov/bus';
 import { BadRequestError, ConflictError, NotFoundError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
 import { publishFindingChange } from './changes';
 import {
   findingColumns,

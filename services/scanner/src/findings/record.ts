@@ -1,6 +1,6 @@
+import type { Outbox } from '@costgov/bus';
 import type { Queryable } from '@costgov/db';
 import type { IdGenerator } from '@costgov/ids';
-import type { Outbox } from '@costgov/runtime';
 import type { RuleResult } from '../rules/types';
 import { publishFindingChange } from './changes';
 import { findingColumns, toFinding, type FindingRow } from './finding';

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
-import type { Outbox } from '@costgov/runtime';
 import type { ScanRow } from './scan';
 
 /** `scanner.scan.completed` or `scanner.scan.failed` for a scan that has just finished, in its transaction. */

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { decodeEvent, RedeliverLater, type Bus, type Consumer, type DeliveryInfo } from '@costgov/bus';
+import {
+  decodeEvent,
+  RedeliverLater,
+  type Bus,
+  type Consumer,
+  type DeliveryInfo,
+  type Outbox,
+} from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { truncateChars } from '@costgov/errors';
 import type { IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
 import { recordFindings } from '../findings/record';
 import { maxErrorChars, publishScanFinished } from './finished';
 import { isDependencyOutage, reasonOf, retryWait, type RetryPolicy } from './retry';

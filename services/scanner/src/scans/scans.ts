@@ -1,4 +1,5 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import { enumFilter, limitOffset, pageMeta, pageOf, textFilter, type Db, type PageMeta } from '@costgov/db';
 import {
@@ -10,7 +11,7 @@ import {
 } from '@costgov/errors';
 import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
-import type { KeyedEffect, Outbox } from '@costgov/runtime';
+import type { KeyedEffect } from '@costgov/runtime';
 import type { ProjectLookup } from './project-lookup';
 import { scanStatuses, toScan, type Scan, type ScanRow } from './scan';
 import type { ScanCredits } from './scan-credits';

@@ -1,6 +1,6 @@
+import type { Outbox } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
 import { publishScanFinished } from './finished';
 import type { ScanRow } from './scan';
 

@@ -1,8 +1,7 @@
-import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { decodeEvent, type CloudEvent, type Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
 import { publishViolationChange } from '../violations/changes';
 import type { Severity, Status } from '../violations/violation';
 

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
+import type { Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
-import type { Outbox } from '@costgov/runtime';
 import type { Violation } from './violation';
 
 export type ViolationChange = 'created' | 'acknowledged' | 'resolved' | 'deleted';

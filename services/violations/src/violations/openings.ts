@@ -1,9 +1,8 @@
-import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { decodeEvent, type CloudEvent, type Outbox } from '@costgov/bus';
 import { events } from '@costgov/contracts';
 import type { Queryable } from '@costgov/db';
 import type { IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
-import type { Outbox } from '@costgov/runtime';
 import { publishViolationChange } from './changes';
 import { breachMessage } from './message';
 import { toViolation, violationColumns, violationType, type Severity, type ViolationRow } from './violation';

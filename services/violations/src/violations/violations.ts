@@ -9,9 +9,10 @@ import {
   type PageMeta,
   type Queryable,
 } from '@costgov/db';
+import type { Outbox } from '@costgov/bus';
 import { BadRequestError, ConflictError, NotFoundError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
-import type { KeyedEffect, Outbox } from '@costgov/runtime';
+import type { KeyedEffect } from '@costgov/runtime';
 import { publishViolationChange } from './changes';
 import { checkNote, sortColumns, sortFields } from './validation';
 import {
