@@ -2,6 +2,18 @@ import type { Request, RequestHandler } from 'express';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { BadRequestError, ValidationError, type FieldViolation } from '@costgov/errors';
+import { documentOperations, type DocumentOperation, type Parameter } from './operations';
+import { dereference, type Schema } from './schemas';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /**
+     * The request as its operation's validator accepted it: path parameters, query values coerced to the
+     * document's types (only those sent), and the parsed body. Typed per operation by OperationInput.
+     */
+    input?: { path: Record<string, string>; query: Record<string, unknown>; body: unknown };
+  }
+}
 
 /**
  * Request validation against the OpenAPI document, compiled once at start: per operation one ajv
@@ -12,23 +24,8 @@ import { BadRequestError, ValidationError, type FieldViolation } from '@costgov/
  * only from their canonical decimal form (`0x10`, `1e3`, `Infinity`, `+1`, `007` and integers beyond
  * 2^53 are refused, not read as something else). A parameter the operation does not document, one given
  * twice, or an empty value (unless the parameter says `allowEmptyValue`) is 400. Bodies are not coerced.
+ * What passes is kept on the request (`req.input`), so that no handler reads or parses a value again.
  */
-
-type Schema = Record<string, unknown>;
-
-interface Parameter {
-  name: string;
-  in: 'query' | 'path' | 'header' | 'cookie';
-  required?: boolean;
-  allowEmptyValue?: boolean;
-  schema?: Schema;
-}
-
-interface Operation {
-  operationId?: string;
-  parameters?: Array<Parameter | { $ref: string }>;
-  requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> };
-}
 
 type Coerce = (raw: string) => unknown;
 
@@ -38,7 +35,6 @@ interface QueryParameter {
 }
 
 const documentId = 'openapi';
-const methods = ['get', 'put', 'post', 'patch', 'delete'] as const;
 const maxViolations = 20;
 
 /** `/approval_rules/approvers/0` → `approval_rules.approvers[0]`. */
@@ -157,37 +153,9 @@ export function requestValidators(document: Record<string, unknown>): RequestVal
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
   ajv.addSchema(document, documentId);
 
-  const resolve = <T>(value: T | { $ref: string }): T => {
-    let current: unknown = value;
-    for (let hops = 0; hops < 10 && current && typeof current === 'object' && '$ref' in current; hops++) {
-      const ref = (current as { $ref: string }).$ref;
-      current = ref
-        .replace(/^#\//, '')
-        .split('/')
-        .reduce<unknown>(
-          (node, part) =>
-            (node as Record<string, unknown>)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')],
-          document,
-        );
-    }
-    return current as T;
-  };
-
   const operations = new Map<string, () => RequestHandler>();
-  const paths = (document.paths ?? {}) as Record<string, Record<string, unknown>>;
-  for (const [template, item] of Object.entries(paths)) {
-    for (const method of methods) {
-      const operation = item[method] as Operation | undefined;
-      if (!operation?.operationId) continue;
-      const parameters = [
-        ...((item.parameters as Operation['parameters']) ?? []),
-        ...(operation.parameters ?? []),
-      ].map((p) => resolve<Parameter>(p));
-      operations.set(operation.operationId, () =>
-        compileOperation(ajv, template, method, operation, parameters, resolve),
-      );
-    }
-  }
+  for (const operation of documentOperations(document).values())
+    operations.set(operation.operationId, () => compileOperation(ajv, document, operation));
 
   // Compiled when a route asks for it, at start: only the operations served are compiled.
   return (operationId) => {
@@ -199,11 +167,8 @@ export function requestValidators(document: Record<string, unknown>): RequestVal
 
 function compileOperation(
   ajv: Ajv2020,
-  template: string,
-  method: string,
-  operation: Operation,
-  parameters: Parameter[],
-  resolve: <T>(value: T | { $ref: string }) => T,
+  document: Schema,
+  { path: template, method, operation, parameters }: DocumentOperation,
 ): RequestHandler {
   const schemaOf = (parameter: Parameter) => parameter.schema ?? {};
   const objectSchema = (list: Parameter[], closed: boolean) => ({
@@ -216,7 +181,7 @@ function compileOperation(
   const query = new Map<string, QueryParameter>(
     queryParameters.map((p) => [
       p.name,
-      { coerce: coercionOf(resolve<Schema>(schemaOf(p))), allowEmpty: p.allowEmptyValue === true },
+      { coerce: coercionOf(dereference(document, schemaOf(p))), allowEmpty: p.allowEmptyValue === true },
     ]),
   );
   // The parameters' schemas hold the document's own $refs: made absolute, they resolve inside it.
@@ -261,6 +226,7 @@ function compileOperation(
     if (problems.length > 0) throw new BadRequestError(summaryOf(problems), problems);
 
     if (validateBody) checkBody(req, validateBody);
+    req.input = { path: req.params as Record<string, string>, query: values, body: req.body };
     next();
   };
 
