@@ -14,18 +14,18 @@ import { rateLimit } from './http/rate-limit';
 import { bodyTimeout, requestContext } from './http/request-context';
 import { textRule } from './http/text-rule';
 import { requestValidators } from './openapi/validator';
-import { budgetRoutes } from './routes/budgets';
-import { connectionRoutes } from './routes/connections';
+import { operationRouter } from './rest/operation-table';
+import { budgetOperations } from './routes/budgets';
+import { connectionOperations } from './routes/connections';
 import { costDataRoutes, isCostDataUpload, type UploadLimits } from './routes/cost-data';
 import { docsRoutes } from './routes/docs';
-import { findingRoutes } from './routes/findings';
-import { postureRoutes } from './routes/posture';
-import { projectRoutes } from './routes/projects';
-import { ruleRoutes } from './routes/rules';
-import { scanRoutes } from './routes/scans';
+import { findingOperations } from './routes/findings';
+import { postureOperations } from './routes/posture';
+import { projectOperations } from './routes/projects';
+import { scanOperations } from './routes/scans';
 import { scimRoutes } from './routes/scim';
-import { violationRoutes } from './routes/violations';
-import { webhookRoutes } from './routes/webhooks';
+import { violationOperations } from './routes/violations';
+import { webhookOperations } from './routes/webhooks';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -105,18 +105,26 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use('/scim/v2', textRule('scim'));
   // After authentication (keys are per team) and the body parser (the body is part of the fingerprint).
   app.use('/v1/guard', idempotency(deps.idempotency ?? createMemoryIdempotencyStore()));
-  // Each Guard route validates against its operation in the document, compiled once here. SCIM
-  // documents are validated by identity, which owns them.
-  const validate = requestValidators(deps.openapi);
-  app.use('/v1/guard/projects', projectRoutes(deps.projects, validate));
-  app.use('/v1/guard/budgets', budgetRoutes(deps.budgets, validate));
-  app.use('/v1/guard/violations', violationRoutes(deps.violations, validate));
-  app.use('/v1/guard/connections', connectionRoutes(deps.connections, validate));
-  app.use('/v1/guard/scans', scanRoutes(deps.scans, validate));
-  app.use('/v1/guard/findings', findingRoutes(deps.findings, validate));
-  app.use('/v1/guard/cost-posture', postureRoutes(deps.posture, validate));
-  app.use('/v1/guard/rules', ruleRoutes(deps.findings, validate));
-  app.use('/v1/guard/webhooks', webhookRoutes(deps.webhooks, validate));
+  // Each Guard operation is routed where the document puts it, and validated against it first (compiled
+  // once here). SCIM documents are validated by identity, which owns them.
+  app.use(
+    '/v1/guard',
+    operationRouter(
+      deps.openapi,
+      requestValidators(deps.openapi),
+      [
+        projectOperations(deps.projects),
+        budgetOperations(deps.budgets),
+        violationOperations(deps.violations),
+        connectionOperations(deps.connections),
+        scanOperations(deps.scans),
+        findingOperations(deps.findings),
+        postureOperations(deps.posture),
+        webhookOperations(deps.webhooks),
+      ],
+      '/v1/guard',
+    ),
+  );
   app.use('/scim/v2', scimRoutes(deps.scim, { publicBaseUrl: deps.publicBaseUrl }));
 
   app.use(notFound);
