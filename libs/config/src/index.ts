@@ -14,12 +14,48 @@ export function loadConfig<S extends z.ZodType>(
 ): Readonly<z.infer<S>> {
   const result = schema.safeParse(env);
   if (!result.success) {
-    const lines = result.error.issues.map(
-      (issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`,
-    );
+    const lines = result.error.issues.map((issue) => {
+      const variable = issue.path.join('.') || '(environment)';
+      // A message written for the variable already names it ("GUARD_BOOTSTRAP_API_KEY is a placeholder").
+      return `  ${issue.message.startsWith(variable) ? '' : `${variable}: `}${issue.message}`;
+    });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return Object.freeze(result.data);
+}
+
+type OutputOfAll<T extends readonly z.ZodType[]> = T extends readonly [
+  infer First extends z.ZodType,
+  ...infer Rest extends readonly z.ZodType[],
+]
+  ? z.infer<First> & OutputOfAll<Rest>
+  : unknown;
+
+/**
+ * Several schemas read from one environment as one: the result has every schema's variables, and a
+ * failure lists the bad variables of all of them. A variable two schemas share must parse alike in both.
+ */
+export function allOf<T extends readonly [z.ZodType, ...z.ZodType[]]>(
+  ...schemas: T
+): z.ZodType<OutputOfAll<T>> {
+  const [first, ...rest] = schemas;
+  return rest.reduce<z.ZodType>((all, schema) => z.intersection(all, schema), first) as z.ZodType<
+    OutputOfAll<T>
+  >;
+}
+
+/** The names of the variables a schema reads: its objects' keys, through allOf and refinements. */
+export function variablesOf(schema: z.ZodType): string[] {
+  if (schema instanceof z.ZodObject) return Object.keys(schema.shape);
+  if (schema instanceof z.ZodIntersection)
+    return [
+      ...new Set([
+        ...variablesOf(schema.def.left as z.ZodType),
+        ...variablesOf(schema.def.right as z.ZodType),
+      ]),
+    ];
+  if (schema instanceof z.ZodPipe) return variablesOf(schema.def.in as z.ZodType);
+  return [];
 }
 
 /** Like loadConfig, but prints the message and exits: for composition roots. */
