@@ -7,7 +7,7 @@ import {
   type Bus,
   type CloudEvent,
 } from '@costgov/bus';
-import { loadConfig, z } from '@costgov/config';
+import { allOf, baseConfig, loadConfig, z } from '@costgov/config';
 import { migrate, openDb, type Db, type Migration, type Queryable } from '@costgov/db';
 import { newId, type IdGenerator } from '@costgov/ids';
 import { serviceLogger, type Logger } from '@costgov/log';
@@ -29,8 +29,30 @@ export interface EventHandlerOptions {
   handler: (tx: Queryable, event: CloudEvent) => Promise<void>;
 }
 
+/**
+ * The variables every service reads, whichever root starts it: the shared ones, and those of the outbox
+ * relay, the database connection and the Idempotency-Key records that startService sets up.
+ */
+export const serviceConfig = baseConfig.extend({
+  /**
+   * The relay publishes at each commit (LISTEN/NOTIFY); its poll only bounds the delay when a
+   * notification is lost, e.g. while the listening connection is being re-established.
+   */
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+  /** `off` behind a pooler in transaction mode that does not keep prepared statements (libs/db). */
+  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
+  /** How long an Idempotency-Key's answer is kept by the service that owns it (as at the gateway). */
+  IDEMPOTENCY_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .default(24 * 60 * 60 * 1000),
+});
+
+export type ServiceConfig = z.infer<typeof serviceConfig>;
+
 /** What a service module gets from the composition root: every outside dependency, nothing global. */
-export interface ServiceContext {
+export interface ServiceContext<C extends object = object> {
   name: string;
   logger: Logger;
   db: Db;
@@ -39,7 +61,8 @@ export interface ServiceContext {
   outbox: Outbox;
   newId: IdGenerator;
   now: () => Date;
-  env: NodeJS.ProcessEnv;
+  /** The shared variables and the module's own, parsed once from the environment at start and frozen. */
+  config: Readonly<ServiceConfig & C>;
   /** Folder for the service's files on the embedded default (`memory` in tests: keep nothing on disk). */
   dataDir: string;
   /** Starts an idempotent consumer (inbox in this service's database) that stops with the service. */
@@ -48,11 +71,13 @@ export interface ServiceContext {
   once: IdempotentCalls;
 }
 
-export interface ServiceModule {
+export interface ServiceModule<C extends object = object> {
   name: string;
   migrations: Migration[];
+  /** The variables the service reads beyond serviceConfig's (its `config.ts`); startService parses both. */
+  config: z.ZodType<C>;
   /** Registers the gRPC services and consumers; may return a hook that runs at shutdown. */
-  start(ctx: ServiceContext): Promise<void | (() => Promise<void>)>;
+  start(ctx: ServiceContext<C>): Promise<void | (() => Promise<void>)>;
 }
 
 export interface StartOptions {
@@ -62,6 +87,7 @@ export interface StartOptions {
   dataDir: string;
   /** `host:port` for the gRPC server; port 0 picks a free one. */
   grpcAddress: string;
+  /** The environment the service's configuration is parsed from; process.env by default. */
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
   /** Opens the service's database; tests pass one that makes a fresh schema. */
@@ -78,22 +104,6 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/**
- * The relay publishes at each commit (LISTEN/NOTIFY); its poll only bounds the delay when a notification
- * is lost, e.g. while the listening connection is being re-established.
- */
-const relayConfig = z.object({
-  OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(1_000),
-  /** `off` behind a pooler in transaction mode that does not keep prepared statements (libs/db). */
-  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
-  /** How long an Idempotency-Key's answer is kept by the service that owns it (as at the gateway). */
-  IDEMPOTENCY_TTL_MS: z.coerce
-    .number()
-    .int()
-    .min(60_000)
-    .default(24 * 60 * 60 * 1000),
-});
-
 /** How often each replica deletes expired Idempotency-Keys (every replica may: a delete is idempotent). */
 const idempotencyPurgeMs = 10 * 60 * 1000;
 
@@ -104,12 +114,20 @@ export const serviceMigrations = (module: Pick<ServiceModule, 'migrations'>): Mi
   ...module.migrations,
 ];
 
-/** Opens the service's database, migrates it, starts its gRPC server, consumers and outbox relay. */
-export async function startService(module: ServiceModule, options: StartOptions): Promise<RunningService> {
-  const { OUTBOX_POLL_MS, DATABASE_PREPARED_STATEMENTS, IDEMPOTENCY_TTL_MS } = loadConfig(
-    relayConfig,
-    options.env ?? process.env,
-  );
+/** Every variable of a service: serviceConfig's and the module's own. */
+export const serviceConfigOf = <C extends object>(module: Pick<ServiceModule<C>, 'config'>) =>
+  allOf(serviceConfig, module.config);
+
+/**
+ * Parses the service's configuration (a bad value throws a ConfigError naming it, before anything is
+ * opened), then opens its database, migrates it, starts its gRPC server, consumers and outbox relay.
+ */
+export async function startService<C extends object>(
+  module: ServiceModule<C>,
+  options: StartOptions,
+): Promise<RunningService> {
+  const config = loadConfig(serviceConfigOf(module), options.env ?? process.env);
+  const { OUTBOX_POLL_MS, DATABASE_PREPARED_STATEMENTS, IDEMPOTENCY_TTL_MS } = config;
   const logger = serviceLogger(options.logger, module.name);
   const db = options.openDb
     ? await options.openDb(module.name)
@@ -129,7 +147,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
   });
   const consumers: Array<{ stop(): Promise<void> }> = [];
   const now = options.now ?? (() => new Date());
-  const ctx: ServiceContext = {
+  const ctx: ServiceContext<C> = {
     name: module.name,
     logger,
     db,
@@ -138,7 +156,7 @@ export async function startService(module: ServiceModule, options: StartOptions)
     outbox: createOutbox({ source: module.name }),
     newId,
     now,
-    env: options.env ?? process.env,
+    config,
     dataDir: options.dataDir,
     async consume({ durable, types, handler }) {
       consumers.push(await consumeWithInbox({ db, bus: options.bus, durable, types, handler, logger }));

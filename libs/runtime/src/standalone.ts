@@ -1,5 +1,5 @@
 import {
-  baseConfig,
+  allOf,
   ConfigError,
   drainMsOf,
   loadConfigOrExit,
@@ -12,23 +12,30 @@ import { createLogger } from '@costgov/log';
 import { startMetricsServer } from '@costgov/telemetry';
 import { connectBus } from './bus';
 import { installProcessGuards } from './guards';
-import { startService, type ServiceModule } from './service';
+import { serviceConfigOf, startService, type ServiceModule } from './service';
+
+/** What a service running as its own process reads besides its service's variables. */
+export const standaloneConfig = (grpcPort: number) =>
+  z.object({
+    GRPC_HOST: z.string().default('0.0.0.0'),
+    GRPC_PORT: port(grpcPort),
+    METRICS_HOST: metricsHost,
+    METRICS_PORT: port(9464),
+    SHUTDOWN_DRAIN_MS: shutdownDrainMs,
+  });
 
 /**
  * Composition root of a service running as its own process: configuration from the environment,
  * NATS (or the in-process bus), its database, gRPC on GRPC_PORT, metrics on METRICS_HOST:METRICS_PORT, and a
  * graceful stop on SIGTERM/SIGINT.
  */
-export async function runStandalone(module: ServiceModule, defaults: { grpcPort: number }): Promise<void> {
-  const config = loadConfigOrExit(
-    baseConfig.extend({
-      GRPC_HOST: z.string().default('0.0.0.0'),
-      GRPC_PORT: port(defaults.grpcPort),
-      METRICS_HOST: metricsHost,
-      METRICS_PORT: port(9464),
-      SHUTDOWN_DRAIN_MS: shutdownDrainMs,
-    }),
-  );
+export async function runStandalone<C extends object>(
+  module: ServiceModule<C>,
+  defaults: { grpcPort: number },
+): Promise<void> {
+  // Every variable the process reads is checked before anything connects: a bad one ends it, named.
+  // startService reads the service's own from the same environment.
+  const config = loadConfigOrExit(allOf(standaloneConfig(defaults.grpcPort), serviceConfigOf(module)));
   const logger = createLogger(module.name, config.LOG_LEVEL);
   installProcessGuards(logger);
   // A start that cannot succeed (NATS unreachable, a refused setting, a taken port) ends the process

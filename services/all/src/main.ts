@@ -3,14 +3,15 @@ import { loadConfigOrExit } from '@costgov/config';
 import { createLogger } from '@costgov/log';
 import { installProcessGuards } from '@costgov/runtime';
 import { startMetricsServer } from '@costgov/telemetry';
-import { startSystem, systemConfig } from './system';
+import { embeddedConfig, startSystem } from './system';
 
 /** A listening address as a URL's host: any-address means this machine, IPv6 goes in brackets. */
 const urlHost = (host: string) =>
   host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
 
 async function main() {
-  const config = loadConfigOrExit(systemConfig);
+  // The gateway's variables and every service's: a bad one ends the process, named, before anything starts.
+  const config = loadConfigOrExit(embeddedConfig);
   const logger = createLogger('costgov', config.LOG_LEVEL);
   installProcessGuards(logger);
   const system = await startSystem(config, logger);

@@ -21,7 +21,7 @@ async function main() {
   const modules = [
     identityModule(),
     costsModule(),
-    budgetsModule({ identityAddress: 'unused:0', costsAddress: 'unused:0' }),
+    budgetsModule(),
     violationsModule(),
     scannerModule(),
     notifierModule(),

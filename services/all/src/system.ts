@@ -1,17 +1,33 @@
 import { budgetsConfig, budgetsModule } from '@costgov/budgets';
-import { costsModule } from '@costgov/costs';
-import { scannerConfig, scannerModule, scansOptionsFrom } from '@costgov/scanner';
+import { costsConfig, costsModule } from '@costgov/costs';
+import { scannerConfig, scannerModule } from '@costgov/scanner';
 import type { Bus } from '@costgov/bus';
+import { allOf } from '@costgov/config';
 import type { Db } from '@costgov/db';
 import { gatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@costgov/gateway';
-import { identityModule, printBootstrap, type BootstrapResult } from '@costgov/identity';
-import { notifierModule } from '@costgov/notifier';
-import { loadConfig } from '@costgov/config';
+import { identityConfig, identityModule, printBootstrap, type BootstrapResult } from '@costgov/identity';
+import { notifierConfig, notifierModule } from '@costgov/notifier';
 import type { Logger } from '@costgov/log';
-import { connectBus, startService, type RunningService } from '@costgov/runtime';
-import { violationsModule } from '@costgov/violations';
+import { connectBus, serviceConfig, startService, type RunningService } from '@costgov/runtime';
+import { violationsConfig, violationsModule } from '@costgov/violations';
 
+/** The gateway's variables: what startSystem is given. Each service reads its own from `env`. */
 export const systemConfig = gatewayConfig;
+
+/**
+ * Every variable `npm start` reads: the gateway's and those of each service it runs, which mean what they
+ * mean when that service runs on its own. Checked together before anything starts.
+ */
+export const embeddedConfig = allOf(
+  systemConfig,
+  serviceConfig,
+  identityConfig,
+  costsConfig,
+  budgetsConfig,
+  violationsConfig,
+  scannerConfig,
+  notifierConfig,
+);
 
 export interface RunningSystem {
   url: string;
@@ -56,40 +72,23 @@ export async function startSystem(
     at(config.IDENTITY_ADDR),
   );
   const costs = await startService(costsModule(), at(config.COSTS_ADDR));
-  // Budgets asks identity (approvers) and costs (connections, spend) where they really listen (ports may be free ones).
-  const budgetsSettings = loadConfig(budgetsConfig, shared.env);
+  // Each service reads its settings from `env` as it would on its own; only the addresses of the services
+  // it calls are given: where they really listen (the ports may be free ones).
   const budgets = await startService(
-    budgetsModule({
-      identityAddress: `127.0.0.1:${identity.port}`,
-      costsAddress: `127.0.0.1:${costs.port}`,
-      rpcDeadlineMs: config.RPC_DEADLINE_MS,
-      evaluationIntervalMs: budgetsSettings.BUDGET_EVALUATION_INTERVAL_MS,
-      projectCache: budgetsSettings.BUDGETS_PROJECT_CACHE === 'on',
-    }),
+    budgetsModule({ identityAddress: `127.0.0.1:${identity.port}`, costsAddress: `127.0.0.1:${costs.port}` }),
     at(config.BUDGETS_ADDR),
   );
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
-  const scannerSettings = loadConfig(scannerConfig, shared.env);
+  const dependencies = {
+    identityAddress: `127.0.0.1:${identity.port}`,
+    budgetsAddress: `127.0.0.1:${budgets.port}`,
+    costsAddress: `127.0.0.1:${costs.port}`,
+  };
+  // SCANNER_MODE says which sides run here; scans run in this process by default.
   const scanner = await startService(
-    scannerModule({
-      posture: {
-        identityAddress: `127.0.0.1:${identity.port}`,
-        budgetsAddress: `127.0.0.1:${budgets.port}`,
-        costsAddress: `127.0.0.1:${costs.port}`,
-        rpcDeadlineMs: config.RPC_DEADLINE_MS,
-        cacheMs: scannerSettings.POSTURE_CACHE_MS,
-      },
-      // SCANNER_MODE and the SCAN_* timings from the environment; scans run in this process by default.
-      scans: {
-        ...scansOptionsFrom(scannerSettings),
-        identityAddress: `127.0.0.1:${identity.port}`,
-        budgetsAddress: `127.0.0.1:${budgets.port}`,
-        costsAddress: `127.0.0.1:${costs.port}`,
-      },
-    }),
+    scannerModule({ posture: dependencies, scans: dependencies }),
     at(config.SCANNER_ADDR),
   );
-  // Webhook deliveries: WEBHOOK_* settings from the environment.
   const notifier = await startService(notifierModule(), at(config.NOTIFIER_ADDR));
   const services = [identity, costs, budgets, violations, scanner, notifier];
   const gateway = await startGateway(

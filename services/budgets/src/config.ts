@@ -1,7 +1,7 @@
-import { baseConfig, z } from '@costgov/config';
+import { z } from '@costgov/config';
 
-/** What budgets reads beyond the variables every service reads (runStandalone parses those). */
-export const budgetsConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
+/** What budgets reads beyond the variables every service reads (libs/runtime's serviceConfig). */
+export const budgetsConfig = z.object({
   /** identity's gRPC address: project approvers are checked against the team's users there. */
   IDENTITY_ADDR: z.string().min(1).default('127.0.0.1:50051'),
   /** costs' gRPC address: project connections are checked and budget spend is read there. */
@@ -14,3 +14,5 @@ export const budgetsConfig = baseConfig.pick({ RPC_DEADLINE_MS: true }).extend({
    */
   BUDGETS_PROJECT_CACHE: z.enum(['on', 'off']).default('on'),
 });
+
+export type BudgetsConfig = z.infer<typeof budgetsConfig>;

@@ -1,4 +1,4 @@
-export { budgetsConfig } from './config';
+export { budgetsConfig, type BudgetsConfig } from './config';
 export { budgetsModule, type BudgetsOptions } from './module';
 export type { TeamUsers } from './projects/team-users';
 export type { TeamConnections } from './projects/team-connections';

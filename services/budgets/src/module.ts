@@ -9,6 +9,7 @@ import { budgetEvaluator } from './budgets/evaluator';
 import { evaluateAfterCostChange, spendChangingEvents } from './budgets/ingested';
 import { budgetsRpc } from './budgets/rpc';
 import { spendOverRpc, type SpendSource } from './budgets/spend';
+import { budgetsConfig, type BudgetsConfig } from './config';
 import { projectReadCache } from './projects/detail-cache';
 import { projectsFactory } from './projects/projects';
 import { projectsRpc } from './projects/rpc';
@@ -17,45 +18,41 @@ import { teamUsersOverRpc, type TeamUsers } from './projects/team-users';
 import { countViolationChange, violationEventTypes } from './projects/violation-counts';
 
 /**
- * Where budgets finds the team's users (identity) and connections and spend (costs): services at
- * addresses, or (tests) stand-ins. `evaluationIntervalMs` is how often the sweep evaluates budgets left
- * to evaluate and notices period boundaries (default one minute).
+ * Where budgets finds the team's users (identity) and connections and spend (costs): the services at
+ * addresses (IDENTITY_ADDR and COSTS_ADDR unless given), or (tests) stand-ins.
  */
-export type BudgetsOptions = (
-  | { identityAddress: string; costsAddress: string; rpcDeadlineMs?: number }
-  | { teamUsers: TeamUsers; teamConnections: TeamConnections; spendSource: SpendSource }
-) & {
-  evaluationIntervalMs?: number;
-  /** Project reads answered from memory behind a commit-order barrier (projects/detail-cache.ts); default on. */
-  projectCache?: boolean;
-};
+export type BudgetsOptions =
+  | { identityAddress?: string; costsAddress?: string }
+  | { teamUsers: TeamUsers; teamConnections: TeamConnections; spendSource: SpendSource };
 
-export function budgetsModule(options: BudgetsOptions): ServiceModule {
+export function budgetsModule(options: BudgetsOptions = {}): ServiceModule<BudgetsConfig> {
   return {
     name: 'budgets',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, outbox, newId, now, logger, consume, once }) {
+    config: budgetsConfig,
+    async start({ db, rpc, outbox, newId, now, logger, consume, once, config }) {
       const clients: Array<{ close(): void }> = [];
       let teamUsers: TeamUsers;
       let teamConnections: TeamConnections;
       let spendSource: SpendSource;
       if ('teamUsers' in options) ({ teamUsers, teamConnections, spendSource } = options);
       else {
-        const deadline = { deadlineMs: options.rpcDeadlineMs };
+        const deadline = { deadlineMs: config.RPC_DEADLINE_MS };
+        const costsAddress = options.costsAddress ?? config.COSTS_ADDR;
         const identityClient: RpcClient<typeof identity.IdentityService> = createRpcClient(
           identity.IdentityService,
-          options.identityAddress,
+          options.identityAddress ?? config.IDENTITY_ADDR,
           deadline,
         );
-        const connectionsClient = createRpcClient(costs.ConnectionsService, options.costsAddress, deadline);
-        const costDataClient = createRpcClient(costs.CostDataService, options.costsAddress, deadline);
+        const connectionsClient = createRpcClient(costs.ConnectionsService, costsAddress, deadline);
+        const costDataClient = createRpcClient(costs.CostDataService, costsAddress, deadline);
         clients.push(identityClient, connectionsClient, costDataClient);
         teamUsers = teamUsersOverRpc(identityClient);
         teamConnections = teamConnectionsOverRpc(connectionsClient);
         spendSource = spendOverRpc(costDataClient);
       }
       const evaluator = budgetEvaluator({ db, outbox, now, spendSource, logger });
-      const readCache = options.projectCache === false ? undefined : projectReadCache({ db, logger });
+      const readCache = config.BUDGETS_PROJECT_CACHE === 'on' ? projectReadCache({ db, logger }) : undefined;
       const projects = projectsFactory({
         db,
         outbox,
@@ -89,7 +86,7 @@ export function budgetsModule(options: BudgetsOptions): ServiceModule {
         types: violationEventTypes,
         handler: countViolationChange,
       });
-      evaluator.start(options.evaluationIntervalMs ?? 60_000);
+      evaluator.start(config.BUDGET_EVALUATION_INTERVAL_MS);
       return async () => {
         await evaluator.stop();
         await readCache?.stop();

@@ -46,10 +46,11 @@ export async function startBudgets() {
   const bus = await testBus(logger);
   const db = await freshDb('budgets');
   const service: RunningService = await startService(
-    budgetsModule({ teamUsers, teamConnections, spendSource, evaluationIntervalMs: 100 }),
+    budgetsModule({ teamUsers, teamConnections, spendSource }),
     {
       logger,
       bus,
+      env: { BUDGET_EVALUATION_INTERVAL_MS: '100' },
       openDb: async () => db,
       dataDir: 'memory',
       grpcAddress: '127.0.0.1:0',

@@ -322,9 +322,15 @@ describe(`projects service (${process.env.DATABASE_URL ? 'postgres' : 'pglite'},
         budgetsModule({
           identityAddress: `127.0.0.1:${await freePort()}`,
           costsAddress: `127.0.0.1:${await freePort()}`,
-          rpcDeadlineMs: 2000,
         }),
-        { logger, bus, openDb: async () => db, dataDir: 'memory', grpcAddress: '127.0.0.1:0' },
+        {
+          logger,
+          bus,
+          env: { RPC_DEADLINE_MS: '2000' },
+          openDb: async () => db,
+          dataDir: 'memory',
+          grpcAddress: '127.0.0.1:0',
+        },
       );
       const aloneClient = createRpcClient(budgets.ProjectsService, `127.0.0.1:${alone.port}`);
       try {

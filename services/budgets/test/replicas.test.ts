@@ -41,9 +41,15 @@ beforeAll(async () => {
         teamUsers: { activeUserIds: async () => new Set() },
         teamConnections: { missingIds: async () => new Set() },
         spendSource,
-        evaluationIntervalMs: 100,
       }),
-      { logger, bus, openDb: async () => shared, dataDir: 'memory', grpcAddress: '127.0.0.1:0' },
+      {
+        logger,
+        bus,
+        env: { BUDGET_EVALUATION_INTERVAL_MS: '100' },
+        openDb: async () => shared,
+        dataDir: 'memory',
+        grpcAddress: '127.0.0.1:0',
+      },
     );
     replicas.push(replica);
     clients.push(createRpcClient(budgets.BudgetsService, `127.0.0.1:${replica.port}`));

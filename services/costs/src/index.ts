@@ -1,1 +1,2 @@
 export { costsModule } from './module';
+export { costsConfig, type CostsConfig } from './config';

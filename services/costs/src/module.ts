@@ -2,6 +2,7 @@ import path from 'node:path';
 import { costs } from '@costgov/contracts';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
+import { costsConfig, type CostsConfig } from './config';
 import { connectionsFactory } from './connections/connections';
 import { connectionsRpc } from './connections/rpc';
 import { purgeDeletedConnection } from './connections/purge';
@@ -14,10 +15,11 @@ import { scanDataQueries } from './scan-data/scan-data';
 import { spendQueries } from './spend/spend';
 
 /** Costs: connections, FOCUS cost data (upload, rollups, spend queries) and exchange rates. */
-export function costsModule(): ServiceModule {
+export function costsModule(): ServiceModule<CostsConfig> {
   return {
     name: 'costs',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
+    config: costsConfig,
     async start({ db, rpc, outbox, newId, now, logger, consume, once }) {
       // The gRPC services are added here as they are built (connections, cost data, rates).
       rpc.add(costs.ConnectionsService, connectionsRpc(connectionsFactory({ db, outbox, newId, now }), once));

@@ -1,4 +1,3 @@
-import { ConfigError } from '@costgov/config';
 import type { Db } from '@costgov/db';
 import type { ApiKeys } from './keys/keys';
 import type { Teams } from './teams/teams';
@@ -36,16 +35,13 @@ export function bootstrapKeyProblem(value: string): string | undefined {
 /**
  * On first start with an empty database: team `default` on the enterprise plan with its first API key,
  * taken from GUARD_BOOTSTRAP_API_KEY when set. Runs in one transaction so a crash leaves nothing half-made;
- * two processes starting at once are serialised by the unique team name. A placeholder key is refused
- * with a ConfigError, which ends the start.
+ * two processes starting at once are serialised by the unique team name. A placeholder key never gets
+ * here: identity's configuration refuses it at every start (config.ts), not only the first.
  */
 export async function bootstrap(
   { db, teams, apiKeys }: { db: Db; teams: Teams; apiKeys: ApiKeys },
   bootstrapApiKey: string | undefined,
 ): Promise<BootstrapResult | undefined> {
-  // Checked on every start, not only the first: a placeholder in the configuration is a deployment error.
-  const problem = bootstrapApiKey === undefined ? undefined : bootstrapKeyProblem(bootstrapApiKey);
-  if (problem) throw new ConfigError(problem);
   const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM teams');
   if (rows[0]!.n > 0) return undefined;
   try {

@@ -4,6 +4,7 @@ import { newUuid } from '@costgov/ids';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
 import { bootstrap, type BootstrapResult } from './bootstrap';
+import { identityConfig, type IdentityConfig } from './config';
 import { authenticator } from './auth/authenticate';
 import { oauthConfigFrom, oauthVerifier } from './auth/oauth';
 import { apiKeysFactory } from './keys/keys';
@@ -27,15 +28,16 @@ export interface IdentityOptions {
   mailer?: Mailer;
 }
 
-export function identityModule(options: IdentityOptions = {}): ServiceModule {
+export function identityModule(options: IdentityOptions = {}): ServiceModule<IdentityConfig> {
   return {
     name: 'identity',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
-    async start({ db, rpc, newId, now, env, logger, outbox, consume, dataDir }) {
+    config: identityConfig,
+    async start({ db, rpc, newId, now, config, logger, outbox, consume, dataDir }) {
       const teams = teamsFactory({ db, newId });
       const apiKeys = apiKeysFactory({ db, newId, now, outbox });
       const scimTokens = scimTokensFactory({ db, newId, now, outbox });
-      const oauthConfig = oauthConfigFrom(env);
+      const oauthConfig = oauthConfigFrom(config);
       const oauth = oauthConfig && oauthVerifier({ config: oauthConfig, db, logger, now });
       if (!oauth) logger.info('OAUTH_ISSUER / OAUTH_AUDIENCE not set: OAuth bearer tokens are not accepted');
       const authenticate = authenticator({ apiKeys, scimTokens, oauth });
@@ -54,9 +56,9 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
       const mailer =
         options.mailer ??
         createMailer({
-          smtpUrl: env.SMTP_URL || undefined,
+          smtpUrl: config.SMTP_URL,
           dataDir,
-          from: env.MAIL_FROM || 'Cost Governance <no-reply@costgov.local>',
+          from: config.MAIL_FROM,
           logger,
         });
       await consume({
@@ -64,7 +66,7 @@ export function identityModule(options: IdentityOptions = {}): ServiceModule {
         types: ['identity.user.created'],
         handler: welcomeMailHandler(mailer, logger),
       });
-      const result = await bootstrap({ db, teams, apiKeys }, env.GUARD_BOOTSTRAP_API_KEY || undefined);
+      const result = await bootstrap({ db, teams, apiKeys }, config.GUARD_BOOTSTRAP_API_KEY);
       if (result) {
         logger.info(
           { team_id: result.teamId, api_key_source: result.apiKeySource },

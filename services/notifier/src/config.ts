@@ -5,7 +5,7 @@ const flag = z
   .default('false')
   .transform((value) => value === 'true' || value === '1');
 
-/** What the notifier reads beyond the variables every service reads (runStandalone parses those). */
+/** What the notifier reads beyond the variables every service reads (libs/runtime's serviceConfig). */
 export const notifierConfig = z
   .object({
     /**

@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { loadConfig } from '@costgov/config';
 import { notifier } from '@costgov/contracts';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
-import { notifierConfig } from './config';
+import { notifierConfig, type NotifierConfig } from './config';
 import { bareHost, type AddressPolicy } from './deliveries/address-policy';
 import { deliveriesFactory } from './deliveries/deliveries';
 import { createDispatcher, type Dispatcher } from './deliveries/dispatcher';
@@ -21,7 +20,7 @@ export interface NotifierOptions {
   dispatchLoop?: boolean;
 }
 
-export type NotifierModule = ServiceModule & {
+export type NotifierModule = ServiceModule<NotifierConfig> & {
   /** The dispatcher of the started module, for tests that drive the schedule themselves. */
   dispatcher(): Dispatcher;
 };
@@ -35,12 +34,12 @@ export function notifierModule(options: NotifierOptions = {}): NotifierModule {
   return {
     name: 'notifier',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
+    config: notifierConfig,
     dispatcher() {
       if (!dispatcher) throw new Error('The notifier module has not started.');
       return dispatcher;
     },
-    async start({ db, rpc, newId, now, env, logger, consume, once }) {
-      const config = loadConfig(notifierConfig, env);
+    async start({ db, rpc, newId, now, config, logger, consume, once }) {
       const policy: AddressPolicy = {
         allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
         allowedHosts: config.WEBHOOK_ALLOWED_HOSTS.map(bareHost),

@@ -1,7 +1,7 @@
 import { baseConfig, z } from '@costgov/config';
 import { defaultChargeGraceMs } from './scans/abandoned-charges';
 
-/** What the scanner reads beyond the variables every service reads (runStandalone parses those). */
+/** What the scanner reads beyond the variables every service reads (libs/runtime's serviceConfig). */
 export const scannerConfig = baseConfig
   .pick({ RPC_DEADLINE_MS: true })
   .extend({

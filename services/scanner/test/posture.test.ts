@@ -58,14 +58,17 @@ async function addFinding(teamId: string, projectId: string, status: 'open' | 'r
 
 beforeAll(async () => {
   db = await freshDb('scanner');
-  service = await startService(scannerModule({ posture: { sources, sweepIntervalMs: 3_600_000 } }), {
-    logger,
-    bus: await testBus(logger),
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-    now: () => clock.now,
-  });
+  service = await startService(
+    scannerModule({ posture: { sources, sweepIntervalMs: 3_600_000, cacheMs: 0 } }),
+    {
+      logger,
+      bus: await testBus(logger),
+      openDb: async () => db,
+      dataDir: 'memory',
+      grpcAddress: '127.0.0.1:0',
+      now: () => clock.now,
+    },
+  );
   client = createRpcClient(scanner.PostureService, `127.0.0.1:${service.port}`);
 });
 

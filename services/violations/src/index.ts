@@ -1,1 +1,2 @@
 export { violationsModule } from './module';
+export { violationsConfig, type ViolationsConfig } from './config';

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { violations } from '@costgov/contracts';
 import { migrationsFrom } from '@costgov/db';
 import type { ServiceModule } from '@costgov/runtime';
+import { violationsConfig, type ViolationsConfig } from './config';
 import { budgetPurge } from './purge/budget-purge';
 import { purgeDeletedProject } from './purge/purge';
 import { violationOpenings, openingEventTypes } from './violations/openings';
@@ -12,10 +13,11 @@ import { violationsFactory } from './violations/violations';
  * Violations: opened from budgets' threshold events, acknowledged and resolved over gRPC, purged with
  * their budget or project.
  */
-export function violationsModule(): ServiceModule {
+export function violationsModule(): ServiceModule<ViolationsConfig> {
   return {
     name: 'violations',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
+    config: violationsConfig,
     async start({ consume, logger, db, rpc, outbox, newId, now, once }) {
       rpc.add(violations.ViolationsService, violationsRpc(violationsFactory({ db, outbox, now }), once));
       const open = violationOpenings({ outbox, newId, now, logger });

@@ -8,6 +8,7 @@ import {
 import type { Queryable } from '@costgov/db';
 import { UnauthenticatedError } from '@costgov/errors';
 import type { Logger } from '@costgov/log';
+import type { IdentityConfig } from '../config';
 import { scopes as knownScopes } from '../keys/keys';
 import { apiLimitsOf, authCacheTtlSeconds, type Principal, type TeamLimitColumns } from './principal';
 
@@ -19,20 +20,17 @@ export interface OAuthConfig {
   clockToleranceSeconds: number;
 }
 
-/** OAUTH_* variables; without OAUTH_ISSUER and OAUTH_AUDIENCE, bearer JWTs are not accepted at all. */
-export function oauthConfigFrom(env: NodeJS.ProcessEnv): OAuthConfig | undefined {
-  const issuer = env.OAUTH_ISSUER?.trim();
-  const audience = env.OAUTH_AUDIENCE?.trim();
+/** The OAUTH_* variables; without OAUTH_ISSUER and OAUTH_AUDIENCE, bearer JWTs are not accepted at all. */
+export function oauthConfigFrom(config: IdentityConfig): OAuthConfig | undefined {
+  const issuer = config.OAUTH_ISSUER;
+  const audience = config.OAUTH_AUDIENCE;
   if (!issuer || !audience) return undefined;
   return {
     issuer,
     audience,
-    jwksUrl: env.OAUTH_JWKS_URL?.trim() || `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
-    algorithms: (env.OAUTH_ALGORITHMS ?? 'RS256,ES256')
-      .split(',')
-      .map((a) => a.trim())
-      .filter(Boolean),
-    clockToleranceSeconds: Number(env.OAUTH_CLOCK_SKEW_SECONDS ?? 60),
+    jwksUrl: config.OAUTH_JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
+    algorithms: config.OAUTH_ALGORITHMS,
+    clockToleranceSeconds: config.OAUTH_CLOCK_SKEW_SECONDS,
   };
 }
 

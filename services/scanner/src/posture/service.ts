@@ -1,39 +1,47 @@
 import { budgets, costs, identity, scanner } from '@costgov/contracts';
 import { createRpcClient } from '@costgov/rpc';
 import type { ServiceContext } from '@costgov/runtime';
+import type { ScannerConfig } from '../config';
 import { postureFactory } from './posture';
 import { postureRpc } from './rpc';
 import { postureSourcesOverRpc, type PostureSources } from './sources';
 
 /**
- * Where the posture reads budgets, required tags and cost: the services at addresses, or (tests)
- * stand-ins. `sweepIntervalMs`: how often today's snapshot is taken of every scope asked for lately.
+ * Where the posture reads budgets, required tags and cost: the services at addresses (IDENTITY_ADDR,
+ * BUDGETS_ADDR and COSTS_ADDR unless given), or (tests) stand-ins. `sweepIntervalMs`: how often today's
+ * snapshot is taken of every scope asked for lately.
  */
 export type PostureOptions = (
-  | { identityAddress: string; budgetsAddress: string; costsAddress: string; rpcDeadlineMs?: number }
-  | { sources: PostureSources }
+  { identityAddress?: string; budgetsAddress?: string; costsAddress?: string } | { sources: PostureSources }
 ) & {
   sweepIntervalMs?: number;
-  /** How long today's posture of a scope is reused (0: computed on every read). */
+  /** How long today's posture of a scope is reused (0: computed on every read); POSTURE_CACHE_MS. */
   cacheMs?: number;
 };
 
 /** Serves PostureService and runs the daily snapshot sweep; resolves with what stops them. */
 export function startPosture(
-  ctx: Pick<ServiceContext, 'db' | 'rpc' | 'now' | 'logger'>,
+  ctx: Pick<ServiceContext<ScannerConfig>, 'db' | 'rpc' | 'now' | 'logger' | 'config'>,
   options: PostureOptions,
 ): () => Promise<void> {
+  const { config } = ctx;
   const clients: Array<{ close(): void }> = [];
   let sources: PostureSources;
   if ('sources' in options) sources = options.sources;
   else {
-    const deadline = { deadlineMs: options.rpcDeadlineMs };
+    const deadline = { deadlineMs: config.RPC_DEADLINE_MS };
+    const budgetsAddress = options.budgetsAddress ?? config.BUDGETS_ADDR;
+    const costsAddress = options.costsAddress ?? config.COSTS_ADDR;
     const rpcClients = {
-      projects: createRpcClient(budgets.ProjectsService, options.budgetsAddress, deadline),
-      budgets: createRpcClient(budgets.BudgetsService, options.budgetsAddress, deadline),
-      identity: createRpcClient(identity.IdentityService, options.identityAddress, deadline),
-      connections: createRpcClient(costs.ConnectionsService, options.costsAddress, deadline),
-      costData: createRpcClient(costs.CostDataService, options.costsAddress, deadline),
+      projects: createRpcClient(budgets.ProjectsService, budgetsAddress, deadline),
+      budgets: createRpcClient(budgets.BudgetsService, budgetsAddress, deadline),
+      identity: createRpcClient(
+        identity.IdentityService,
+        options.identityAddress ?? config.IDENTITY_ADDR,
+        deadline,
+      ),
+      connections: createRpcClient(costs.ConnectionsService, costsAddress, deadline),
+      costData: createRpcClient(costs.CostDataService, costsAddress, deadline),
     };
     clients.push(...Object.values(rpcClients));
     sources = postureSourcesOverRpc(rpcClients);
@@ -43,7 +51,7 @@ export function startPosture(
     now: ctx.now,
     sources,
     logger: ctx.logger,
-    cacheMs: options.cacheMs,
+    cacheMs: options.cacheMs ?? config.POSTURE_CACHE_MS,
   });
   ctx.rpc.add(scanner.PostureService, postureRpc(posture));
   let sweeping: Promise<unknown> = Promise.resolve();

@@ -1,6 +1,6 @@
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import type { RpcClient } from '@costgov/rpc';
 import { allRules } from './catalogue';
 import type { RuleResult, ScanData } from './types';
 
@@ -26,10 +26,6 @@ export interface ScanProjectOutcome {
   /** True when costs returned only the costliest resources of a larger set. */
   truncated: boolean;
 }
-
-/** A client of costs' ScanDataService for the worker (close it when the worker stops). */
-export const scanDataClient = (address = process.env.COSTS_ADDR ?? '127.0.0.1:50054') =>
-  createRpcClient(costs.ScanDataService, address, { deadlineMs: 120_000 });
 
 /** The proto answer as the rules read it: times as ISO timestamps, an absent cost as null. */
 export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
