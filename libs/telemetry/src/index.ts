@@ -1,4 +1,4 @@
-export { startTelemetry, type TelemetryOptions } from './tracing';
+export { startTelemetry, telemetryConfig, type TelemetryOptions } from './tracing';
 export { serverSpanRouteNamer, untraced } from './http-spans';
 export { outgoingUrl, redactQuery, redacted } from './redaction';
 export {

@@ -12,7 +12,21 @@ import {
   TraceIdRatioBasedSampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
+import { loadConfigOrExit, optionalUrl, z } from '@costgov/config';
 import { httpInstrumentationConfig } from './http-spans';
+
+/**
+ * The OTEL_* variables this code reads (the SDK reads its others itself). Parsed on their own, not with
+ * the process's configuration: tracing starts before anything else is loaded.
+ */
+export const telemetryConfig = z.object({
+  /** Where spans are exported (the OTLP exporter reads it too); unset: none are recorded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  /** Share of traces recorded when exporting. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  /** `service.name` of the spans; the process's name when unset. */
+  OTEL_SERVICE_NAME: z.string().optional(),
+});
 
 let sdk: NodeSDK | undefined;
 
@@ -46,11 +60,12 @@ export function startTelemetry(
   { spanExporter }: TelemetryOptions = {},
 ): { shutdown(): Promise<void> } {
   if (sdk) return sdk;
-  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const config = loadConfigOrExit(telemetryConfig);
+  const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT;
   const exporting = Boolean(endpoint || spanExporter);
   if (exporting) optInToStableConventions(process.env);
   sdk = new NodeSDK({
-    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }),
+    resource: resourceFromAttributes({ 'service.name': config.OTEL_SERVICE_NAME || serviceName }),
     spanProcessors: spanExporter
       ? [new SimpleSpanProcessor(spanExporter)]
       : endpoint
@@ -58,7 +73,7 @@ export function startTelemetry(
         : [],
     sampler: exporting
       ? new ParentBasedSampler({
-          root: new TraceIdRatioBasedSampler(Number(process.env.OTEL_TRACES_SAMPLER_ARG ?? 1)),
+          root: new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG),
         })
       : new AlwaysOffSampler(),
     // Without an exporter no instrumentation is installed: nothing would record their spans, and they
