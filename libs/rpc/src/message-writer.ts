@@ -41,12 +41,9 @@ type DomainValue<V> = V extends Timestamp
 /** One field's conversion from its domain value (never null or undefined) to its init value. */
 type Convert = (value: unknown) => unknown;
 
-interface FieldStep {
-  name: string;
-  convert: Convert | undefined;
-}
+type Write = (value: Record<string, unknown>) => Record<string, unknown>;
 
-const plans = new WeakMap<DescMessage, FieldStep[]>();
+const writers = new WeakMap<DescMessage, Write>();
 
 const longTypes = new Set([
   ScalarType.INT64,
@@ -69,7 +66,8 @@ function scalarConvert(scalar: ScalarType, longAsString: boolean): Convert | und
 function messageConvert(schema: DescMessage): Convert | undefined {
   if (schema.typeName === 'google.protobuf.Timestamp') return toTimestamp;
   if (schema.typeName.startsWith('google.protobuf.')) return undefined;
-  return (value) => write(schema, value as Record<string, unknown>);
+  let nested: Write | undefined; // looked up on first use: a message may contain itself
+  return (value) => (nested ??= writerOf(schema))(value as Record<string, unknown>);
 }
 
 function fieldConvert(field: DescField): Convert | undefined {
@@ -108,33 +106,29 @@ function fieldConvert(field: DescField): Convert | undefined {
 }
 
 /**
- * The steps of a message, worked out once per schema. A oneof is copied as given (its init shape), a
- * field converted only where its domain value differs from what `create` takes.
+ * The writer of a message, worked out once per schema: the fields' names, and for each the conversion
+ * its domain value needs (none for most). A oneof is copied as given (its init shape).
  */
-function planOf(schema: DescMessage): FieldStep[] {
-  let plan = plans.get(schema);
-  if (!plan) {
-    // Set before the fields are read: a message that contains itself finds its (lazy) plan here.
-    plan = [];
-    plans.set(schema, plan);
-    for (const member of schema.members) {
-      plan.push({
-        name: member.localName,
-        convert: member.kind === 'oneof' ? undefined : fieldConvert(member),
-      });
+function writerOf(schema: DescMessage): Write {
+  let write = writers.get(schema);
+  if (write) return write;
+  const names = schema.members.map((member) => member.localName);
+  const converts = schema.members.map((member) =>
+    member.kind === 'oneof' ? undefined : fieldConvert(member),
+  );
+  write = (value) => {
+    const init: Record<string, unknown> = {};
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index]!;
+      const field = value[name];
+      if (field === null || field === undefined) continue;
+      const convert = converts[index];
+      init[name] = convert ? convert(field) : field;
     }
-  }
-  return plan;
-}
-
-function write(schema: DescMessage, value: Record<string, unknown>): Record<string, unknown> {
-  const init: Record<string, unknown> = {};
-  for (const { name, convert } of planOf(schema)) {
-    const field = value[name];
-    if (field === null || field === undefined) continue;
-    init[name] = convert ? convert(field) : field;
-  }
-  return init;
+    return init;
+  };
+  writers.set(schema, write);
+  return write;
 }
 
 /**
@@ -147,8 +141,8 @@ export function messageWriter<Desc extends DescMessage, const Absent extends key
   schema: Desc,
   _options?: { absent: readonly Absent[] },
 ): (value: Omit<DomainShape<Desc>, Absent> & Partial<Pick<DomainShape<Desc>, Absent>>) => MessageInit<Desc> {
-  planOf(schema);
-  return (value) => write(schema, value as Record<string, unknown>) as MessageInit<Desc>;
+  const write = writerOf(schema);
+  return (value) => write(value as Record<string, unknown>) as MessageInit<Desc>;
 }
 
 /** What a writer returns: the plain init object (never a message), so that it can be spread and added to. */
