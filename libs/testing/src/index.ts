@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -6,6 +7,19 @@ import pg from 'pg';
 import { createMemoryBus, createNatsBus, type Bus } from '@costgov/bus';
 import { openDb, type Db } from '@costgov/db';
 import type { Logger } from '@costgov/log';
+import { pgliteTemplateVariable } from './pglite-template';
+
+let template: Promise<Blob | undefined> | undefined;
+
+/**
+ * The image every in-memory test database starts from: an empty cluster made once per test run by the
+ * vitest global setup (pglite-template.ts), read once per worker. None outside vitest: a bare start.
+ */
+function pgliteTemplate(): Promise<Blob | undefined> {
+  const file = process.env[pgliteTemplateVariable];
+  template ??= file ? readFile(file).then((image) => new Blob([image])) : Promise.resolve(undefined);
+  return template;
+}
 
 /** True when the run targets real infrastructure (CI's second pass, or a developer's environment). */
 export const realInfra = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
@@ -18,7 +32,7 @@ export const uniqueName = (prefix: string): string => `${prefix}_${randomBytes(5
  */
 export async function freshDb(service: string): Promise<Db> {
   const url = process.env.DATABASE_URL;
-  if (!url) return openDb({ service, dataDir: 'memory' });
+  if (!url) return openDb({ service, dataDir: 'memory', template: await pgliteTemplate() });
   const schema = uniqueName(`t_${service}`);
   const db = await openDb({ service, databaseUrl: url, schema });
   return {
