@@ -8,5 +8,5 @@ import { parse } from 'yaml';
  * ways), so an endpoint joins the document in the change that routes it.
  */
 export function loadOpenApiDocument(): Record<string, unknown> {
-  return parse(readFileSync(path.join(__dirname, 'openapi.yaml'), 'utf8')) as Record<string, unknown>;
+  return parse(readFileSync(path.join(__dirname, 'spec/openapi.yaml'), 'utf8')) as Record<string, unknown>;
 }
