@@ -5,5 +5,3 @@ export { createMemoryLimiter, type MemoryLimiterOptions } from './memory';
 export { createRedisLimiter, type RedisLimiterOptions, type RedisRateLimiter } from './redis';
 export { createFallbackLimiter, type FallbackLimiterOptions } from './fallback';
 export { rateLimitHeaders } from './headers';
-// Idempotency-Key records live here too: the same Redis, client settings and per-process fallback.
-export * from './idempotency';

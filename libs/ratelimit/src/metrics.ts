@@ -15,16 +15,3 @@ export const fallbackMetrics = {
     registers: [metrics.registry],
   }),
 };
-
-export const idempotencyMetrics = {
-  fallbackClaims: new Counter({
-    name: 'idempotency_fallback_total',
-    help: 'Idempotency keys claimed in per-process storage because Redis was unavailable.',
-    registers: [metrics.registry],
-  }),
-  fallbackActive: new Gauge({
-    name: 'idempotency_fallback_active',
-    help: '1 while idempotency keys are kept per process because Redis is unavailable, else 0.',
-    registers: [metrics.registry],
-  }),
-};

@@ -4,7 +4,7 @@ import {
   createMemoryIdempotencyStore,
   createRedisIdempotencyStore,
   type IdempotencyStore,
-} from '@costgov/ratelimit';
+} from '@costgov/idempotency';
 import type { GatewayConfig } from './config';
 
 /**

@@ -11,10 +11,10 @@ import { createLogger } from '@costgov/log';
 import {
   createFallbackIdempotencyStore,
   createMemoryIdempotencyStore,
-  createMemoryLimiter,
   createRedisIdempotencyStore,
   type IdempotencyStore,
-} from '@costgov/ratelimit';
+} from '@costgov/idempotency';
+import { createMemoryLimiter } from '@costgov/ratelimit';
 import { eventually, freePort, startRedisServer, uniqueName, type RedisServer } from '@costgov/testing';
 import { createGatewayApp } from '../src/app';
 import { authenticator } from '../src/http/auth';

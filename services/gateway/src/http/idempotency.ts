@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { BadRequestError, ConflictError } from '@costgov/errors';
-import type { IdempotencyLock, IdempotencyStore, StoredResponse } from '@costgov/ratelimit';
+import type { IdempotencyLock, IdempotencyStore, StoredResponse } from '@costgov/idempotency';
 import { sendError } from './envelope';
 
 /** The key as the draft writes it (a quoted sf-string) or as Stripe's clients do (bare). */

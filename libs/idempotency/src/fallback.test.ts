@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, uniqueName } from '@costgov/testing';
+import { captureLogger, timed } from '@costgov/ratelimit/src/test-support';
+import { eventually, startRedisServer, uniqueName, type RedisServer } from '@costgov/testing';
 import { metrics } from '@costgov/telemetry';
-import { captureLogger, startRedisServer, timed, type RedisServer } from '../test-support';
 import { createFallbackIdempotencyStore } from './fallback';
 import { createMemoryIdempotencyStore } from './memory';
 import { createRedisIdempotencyStore } from './redis';

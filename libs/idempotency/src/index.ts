@@ -1,6 +1,7 @@
 export type {
   Claim,
   IdempotencyLock,
+  IdempotencyLogger,
   IdempotencyStore,
   IdempotencyStoreOptions,
   StoredResponse,

@@ -3,6 +3,10 @@
  * the request that claimed it (a lock that expires, so a gateway that dies mid-way frees it), then holds
  * that request's response until it expires.
  */
+import type { Logger } from '@costgov/log';
+
+/** What the Redis and fallback stores log: connection errors, and the outage once. */
+export type IdempotencyLogger = Pick<Logger, 'debug' | 'info' | 'warn'>;
 
 /** A response as it is replayed: status, the headers worth replaying, and the body bytes in base64. */
 export interface StoredResponse {

@@ -1,13 +1,12 @@
-import type { LimiterLogger } from '../limiter';
-import { idempotencyMetrics } from '../metrics';
-import type { IdempotencyStore } from './store';
+import { idempotencyMetrics } from './metrics';
+import type { IdempotencyLogger, IdempotencyStore } from './store';
 
 export interface FallbackIdempotencyStoreOptions {
   /** The shared store (Redis); it must bound its own latency, as createRedisIdempotencyStore does. */
   primary: IdempotencyStore;
   /** The per-process store that answers while the primary cannot. */
   fallback: IdempotencyStore;
-  logger: LimiterLogger;
+  logger: IdempotencyLogger;
   /** Milliseconds between attempts to use the primary again during an outage. */
   retryIntervalMs?: number;
   now?: () => number;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueName } from '@costgov/testing';
-import { captureLogger, startRedisServer, type RedisServer } from '../test-support';
+import { captureLogger } from '@costgov/ratelimit/src/test-support';
+import { startRedisServer, uniqueName, type RedisServer } from '@costgov/testing';
 import { describeIdempotencyStoreContract } from './contract';
 import { createRedisIdempotencyStore } from './redis';
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { LimiterLogger } from '../limiter';
 import {
   claimOf,
   defaultLockTtlMs,
   defaultTtlMs,
+  type IdempotencyLogger,
   type IdempotencyRecord,
   type IdempotencyStore,
   type IdempotencyStoreOptions,
@@ -12,7 +12,7 @@ import {
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
   url: string;
-  logger: LimiterLogger;
+  logger: IdempotencyLogger;
   /** Milliseconds a Redis command may take before the claim fails (and a fallback answers). */
   timeoutMs?: number;
   keyPrefix?: string;
