@@ -6,7 +6,7 @@ import prettier from 'prettier';
 import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(__dirname, '../../..');
-const documentPath = path.join(root, 'services/gateway/src/openapi/spec/openapi.yaml');
+const documentPath = path.join(root, 'services/gateway/src/openapi/gen/openapi.json');
 const schemaPath = path.join(root, 'libs/client/src/gen/schema.ts');
 
 describe('libs/client/src/gen/schema.ts', () => {
