@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import pg from 'pg';
 import { costs } from '@costgov/contracts';
-import { focusCsv } from '@costgov/costs/src/cost-data/generate';
+import { focusCsv } from '@costgov/costs';
 import { createRpcClient } from '@costgov/rpc';
 import { benchProbe, processProbe, progress, type CpuProbe } from './load';
 import type { Backends, Gateway } from './processes';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { identity } from '@costgov/contracts';
-import { focusCsv } from '@costgov/costs/src/cost-data/generate';
+import { focusCsv } from '@costgov/costs';
 import { createRpcClient } from '@costgov/rpc';
 import { dependencyEnv, freePort, startProcess } from '@costgov/testing';
 import { measure, processProbe, progress, type LoadSettings } from './load';

@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 // The service's own filter translation, so that EXPLAIN sees the SQL the service sends.
-import { filterToSql, parseFilter, userFilterAttributes } from '@costgov/identity/src/scim/filter';
+import { filterToSql, parseFilter, userFilterAttributes } from '@costgov/identity';
 import { measure, progress, type CpuProbe, type LoadSettings } from './load';
 import type { Gateway } from './processes';
 import { scimTarget, type PlanSummary, type ScimResult } from './report';

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOutbox } from '@costgov/bus';
 import { newId } from '@costgov/ids';
-import { recordFindings } from '@costgov/scanner/src/findings/record';
-import type { RuleResult } from '@costgov/scanner/src/rules/types';
+import { recordFindings, type RuleResult } from '@costgov/scanner';
 import { eventually } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { expectError, restCaller, startRestSystem, type Reply } from './support/rest';

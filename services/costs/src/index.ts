@@ -1,2 +1,4 @@
 export { costsModule } from './module';
 export { costsConfig, type CostsConfig } from './config';
+// The made-up FOCUS export of the README demo, the tests and the benchmark.
+export { focusCsv, type GenerateOptions } from './cost-data/generate';
