@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort, uniqueName } from './index';
+import { freePort, uniqueName } from './fresh';
 import {
   findExecutable,
   isExecutable,

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from './index';
+import { freePort } from './fresh';
 
 export const repoRoot = path.resolve(__dirname, '../../..');
 

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { freePort } from './index';
+import { freePort } from './fresh';
 import {
   findExecutable,
   killOnExit,

@@ -1,0 +1,63 @@
+/** One cost row of a test's FOCUS file. */
+export interface FocusRow {
+  cost: number;
+  /** The row's tags; a file with any tagged row has a Tags column. */
+  tags?: Record<string, string>;
+}
+
+export interface FocusFileOptions {
+  /** The billing period, `YYYY-MM`; the current month (UTC) by default. */
+  month?: string;
+  /** `ServiceName` of every row; `EC2` by default. */
+  service?: string;
+  /** `ResourceId` of row `i`; `i-<i>` by default. */
+  resourceId?: (index: number) => string;
+  /**
+   * The day each row is charged on, for an hour from midnight UTC: the period's first by default,
+   * `spread` over the days of the current month so far (one per day, cycling), or a day per row.
+   */
+  chargeDay?: 'spread' | ((index: number) => Date);
+}
+
+const columns =
+  'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId';
+
+/** A FOCUS timestamp as exports write it: ISO 8601 in UTC, without milliseconds. */
+const stamp = (date: Date) => date.toISOString().replace('.000Z', 'Z');
+
+/**
+ * A FOCUS export in USD with one row per cost, billed and effective cost equal: the smallest file the
+ * costs service accepts, so that a test breaches budgets and scores tags with amounts of its choosing.
+ */
+export function focusFile(rows: Array<number | FocusRow>, options: FocusFileOptions = {}): string {
+  const { service = 'EC2', resourceId = (i: number) => `i-${i}` } = options;
+  const now = new Date();
+  const [year, month] = options.month
+    ? options.month.split('-').map(Number)
+    : [now.getUTCFullYear(), now.getUTCMonth() + 1];
+  const start = new Date(Date.UTC(year!, month! - 1, 1));
+  const end = new Date(Date.UTC(year!, month!, 1));
+  const dayOf =
+    options.chargeDay === 'spread'
+      ? (i: number) => new Date(start.getTime() + (i % now.getUTCDate()) * 86_400_000)
+      : (options.chargeDay ?? (() => start));
+  const costRows = rows.map((row) => (typeof row === 'number' ? { cost: row } : row));
+  const tagged = costRows.some((row) => row.tags);
+  const lines = costRows.map(({ cost, tags }, i) => {
+    const day = dayOf(i);
+    const fields = [
+      cost,
+      cost,
+      'USD',
+      stamp(start),
+      stamp(end),
+      stamp(day),
+      stamp(new Date(day.getTime() + 3_600_000)),
+      service,
+      resourceId(i),
+    ];
+    if (tagged) fields.push(tags ? `"${JSON.stringify(tags).replaceAll('"', '""')}"` : '');
+    return fields.join(',');
+  });
+  return `${tagged ? `${columns},Tags` : columns}\n${lines.join('\n')}\n`;
+}
