@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '@costgov/errors';
+import { captureLogger } from '@costgov/testing';
 import { maxBackoffMs, outageMaxDeliver, resolveConsumeOptions } from './bus';
 import { toWire } from './cloudevent';
 import { deliver } from './delivery';
 import { RedeliverLater } from './redeliver';
-import { captureLogger, testEvent } from './test-support';
+import { testEvent } from '../test/support';
 
 describe('deliver: a dependency outage', () => {
   const options = resolveConsumeOptions({

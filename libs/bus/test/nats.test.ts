@@ -2,12 +2,11 @@ import { jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/j
 import { connect, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { uniqueName } from '@costgov/testing';
-import { outageMaxDeliver, type Bus } from './bus';
-import { consumerName, streamName } from './jetstream-setup';
-import { createNatsBus } from './nats';
-import { deleteStreams } from '@costgov/testing';
-import { eventually, natsUrl, testEvent } from './test-support';
+import { deleteStreams, eventually, uniqueName } from '@costgov/testing';
+import { outageMaxDeliver, type Bus } from '../src/bus';
+import { consumerName, streamName } from '../src/jetstream-setup';
+import { createNatsBus } from '../src/nats';
+import { natsUrl, testEvent } from './support';
 
 // What only JetStream shows: the wire format and the server objects. Behaviour shared with the
 // in-process bus is in bus.test.ts.
@@ -148,6 +147,7 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
       );
       expect(info.num_pending + info.num_ack_pending).toBe(0);
       expect(info.delivered.consumer_seq).toBe(1);
+      return info;
     });
     await consumer.stop();
   });

@@ -6,18 +6,16 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import pino from 'pino';
-import { vi } from 'vitest';
 import type { Logger } from '@costgov/log';
 import { deleteStreams, uniqueName } from '@costgov/testing';
-import type { Bus, BusObserver } from './bus';
-import type { CloudEvent } from './cloudevent';
-import { createMemoryBus } from './memory';
-import { createNatsBus } from './nats';
+import type { Bus, BusObserver } from '../src/bus';
+import type { CloudEvent } from '../src/cloudevent';
+import { createMemoryBus } from '../src/memory';
+import { createNatsBus } from '../src/nats';
 
-/** Test helpers shared by the bus's test files; not exported from the package. */
+/** What the bus's own tests share; the kit's (@costgov/testing) serves every package. */
 
-export interface TestBus {
+export interface BusUnderTest {
   bus: Bus;
   namespace: string;
   /** Closes the bus and deletes what it left on the broker. */
@@ -26,7 +24,7 @@ export interface TestBus {
 
 export interface BusImplementation {
   name: 'memory' | 'nats';
-  open(logger: Logger, options?: { observer?: BusObserver }): Promise<TestBus>;
+  open(logger: Logger, options?: { observer?: BusObserver }): Promise<BusUnderTest>;
 }
 
 export const natsUrl = process.env.NATS_URL;
@@ -58,26 +56,6 @@ const nats = (url: string): BusImplementation => ({
 
 /** The in-process bus always; NATS JetStream too when NATS_URL is set. */
 export const busImplementations: BusImplementation[] = natsUrl ? [memory, nats(natsUrl)] : [memory];
-
-export interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** A logger that keeps its lines (debug and up) for assertions. */
-export function captureLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = pino(
-    { level: 'debug', formatters: { level: (label) => ({ level: label }) } },
-    { write: (line: string) => lines.push(JSON.parse(line) as LogLine) },
-  );
-  return { logger, lines };
-}
-
-/** Polls until `check` stops throwing; for conditions reached asynchronously, without fixed sleeps. */
-export const eventually = <T>(check: () => T | Promise<T>, timeout = 5_000): Promise<T> =>
-  vi.waitFor(check, { timeout, interval: 10 });
 
 let spans: InMemorySpanExporter | undefined;
 

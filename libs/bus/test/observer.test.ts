@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, type Db } from '@costgov/db';
-import { freshDb } from '@costgov/testing';
-import type { Consumer } from './bus';
-import { outboxMigration } from './migration';
-import { createOutbox, outboxBacklog } from './outbox';
-import { busImplementations, captureLogger, eventually, testEvent, type TestBus } from './test-support';
+import { freshDb, captureLogger, eventually } from '@costgov/testing';
+import type { Consumer } from '../src/bus';
+import { outboxMigration } from '../src/migration';
+import { createOutbox, outboxBacklog } from '../src/outbox';
+import { busImplementations, testEvent, type BusUnderTest } from './support';
 
 describe.each(busImplementations)('what the $name bus tells its metrics', (implementation) => {
-  let testBus: TestBus;
+  let testBus: BusUnderTest;
   const consumers: Consumer[] = [];
   const redelivered: Array<{ system: string; durable: string }> = [];
 

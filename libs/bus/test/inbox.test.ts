@@ -2,20 +2,12 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrate, type Db, type Queryable } from '@costgov/db';
 import type { Logger } from '@costgov/log';
-import { freshDb } from '@costgov/testing';
-import type { Consumer } from './bus';
-import type { CloudEvent } from './cloudevent';
-import { consumeWithInbox } from './inbox';
-import { outboxMigration } from './migration';
-import {
-  busImplementations,
-  captureLogger,
-  eventually,
-  recordSpans,
-  testEvent,
-  type LogLine,
-  type TestBus,
-} from './test-support';
+import { freshDb, captureLogger, eventually, type LogLine } from '@costgov/testing';
+import type { Consumer } from '../src/bus';
+import type { CloudEvent } from '../src/cloudevent';
+import { consumeWithInbox } from '../src/inbox';
+import { outboxMigration } from '../src/migration';
+import { busImplementations, recordSpans, testEvent, type BusUnderTest } from './support';
 
 const spans = recordSpans();
 let db: Db;
@@ -44,7 +36,7 @@ const effects = async () =>
     .rows;
 
 describe.each(busImplementations)('inbox on the $name bus', (implementation) => {
-  let testBus: TestBus;
+  let testBus: BusUnderTest;
   let logger: Logger;
   let logLines: LogLine[];
   let consumer: Consumer | undefined;

@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, natsServerBinary, startNatsServer, type NatsServer } from '@costgov/testing';
-import type { CloudEvent } from './cloudevent';
-import { createNatsBus } from './nats';
-import { captureLogger, eventually, testEvent } from './test-support';
+import {
+  freePort,
+  natsServerBinary,
+  startNatsServer,
+  type NatsServer,
+  captureLogger,
+  eventually,
+} from '@costgov/testing';
+import type { CloudEvent } from '../src/cloudevent';
+import { createNatsBus } from '../src/nats';
+import { testEvent } from './support';
 
 describe('NATS unreachable at start', () => {
   it('retries with a logged reason, then rejects with a clear message after the connect timeout', async () => {
@@ -68,7 +75,7 @@ describe.skipIf(!natsServerBinary())('NATS server killed and restarted (skipped 
 
     // The relay retries a failed publish on its next poll; so does this loop.
     const after = testEvent();
-    await eventually(() => bus.publish(after), 10_000);
+    await eventually(() => bus.publish(after).then(() => after), 10_000);
     await eventually(() => expect(received.map((e) => e.id)).toContain(after.id), 15_000);
     await consumer.stop();
     await bus.close();

@@ -3,15 +3,15 @@ import { trace } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { events } from '@costgov/contracts';
 import { migrate, type Db } from '@costgov/db';
-import { freshDb } from '@costgov/testing';
-import type { Bus, Consumer } from './bus';
-import type { CloudEvent } from './cloudevent';
-import { createMemoryBus } from './memory';
-import { outboxMigration } from './migration';
-import { createOutbox } from './outbox';
-import { decodeEvent } from './protobuf';
-import { startOutboxRelay, type OutboxRelay } from './relay';
-import { busImplementations, captureLogger, eventually, recordSpans, type TestBus } from './test-support';
+import { freshDb, captureLogger, eventually } from '@costgov/testing';
+import type { Bus, Consumer } from '../src/bus';
+import type { CloudEvent } from '../src/cloudevent';
+import { createMemoryBus } from '../src/memory';
+import { outboxMigration } from '../src/migration';
+import { createOutbox } from '../src/outbox';
+import { decodeEvent } from '../src/protobuf';
+import { startOutboxRelay, type OutboxRelay } from '../src/relay';
+import { busImplementations, recordSpans, type BusUnderTest } from './support';
 
 recordSpans();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,7 +31,7 @@ const unpublished = async () =>
   ).rows.map((row) => row.id);
 
 describe.each(busImplementations)('outbox relay on the $name bus', (implementation) => {
-  let testBus: TestBus;
+  let testBus: BusUnderTest;
   let relay: OutboxRelay;
   let consumer: Consumer;
   let received: CloudEvent[];

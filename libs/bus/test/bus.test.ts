@@ -2,22 +2,15 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import pino from 'pino';
 import { UnavailableError } from '@costgov/errors';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bus, ConsumeOptions, Consumer, DeliveryInfo } from './bus';
-import type { CloudEvent } from './cloudevent';
-import {
-  busImplementations,
-  captureLogger,
-  eventually,
-  recordSpans,
-  testEvent,
-  type LogLine,
-  type TestBus,
-} from './test-support';
+import { captureLogger, eventually, type LogLine } from '@costgov/testing';
+import type { Bus, ConsumeOptions, Consumer, DeliveryInfo } from '../src/bus';
+import type { CloudEvent } from '../src/cloudevent';
+import { busImplementations, recordSpans, testEvent, type BusUnderTest } from './support';
 
 const spans = recordSpans();
 
 describe.each(busImplementations)('$name bus', (implementation) => {
-  let testBus: TestBus;
+  let testBus: BusUnderTest;
   let bus: Bus;
   let logLines: LogLine[];
   const consumers: Consumer[] = [];
