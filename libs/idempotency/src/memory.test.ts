@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeIdempotencyStoreContract } from './contract';
+import { describeIdempotencyStoreContract } from '../test/contract';
 import { createMemoryIdempotencyStore } from './memory';
 
 let clockMs = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeLimiterContract } from './limiter-contract';
+import { describeLimiterContract } from '../test/limiter-contract';
 import { createMemoryLimiter } from './memory';
 
 describe('memory limiter', () => {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueName } from '@costgov/testing';
+import { uniqueName, captureLogger, startRedisServer, type RedisServer } from '@costgov/testing';
 import { describeLimiterContract } from './limiter-contract';
-import type { LimitPolicy, RateLimiter } from './limiter';
-import { createRedisLimiter, type RedisRateLimiter } from './redis';
-import { captureLogger, startRedisServer, type RedisServer } from './test-support';
+import type { LimitPolicy, RateLimiter } from '../src/limiter';
+import { createRedisLimiter, type RedisRateLimiter } from '../src/redis';
 
 let server: RedisServer;
 const { logger } = captureLogger();

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { uniqueName } from '@costgov/testing';
-import type { IdempotencyStore, IdempotencyStoreOptions, StoredResponse } from './store';
+import type { IdempotencyStore, IdempotencyStoreOptions, StoredResponse } from '../src/store';
 
 /** The behaviour every idempotency store shares, run against each implementation by its test file. */
 export function describeIdempotencyStoreContract(setup: {

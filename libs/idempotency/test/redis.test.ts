@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger } from '@costgov/ratelimit/src/test-support';
-import { startRedisServer, uniqueName, type RedisServer } from '@costgov/testing';
+import { startRedisServer, uniqueName, type RedisServer, captureLogger } from '@costgov/testing';
 import { describeIdempotencyStoreContract } from './contract';
-import { createRedisIdempotencyStore } from './redis';
+import { createRedisIdempotencyStore } from '../src/redis';
 
 let server: RedisServer;
 const { logger } = captureLogger();

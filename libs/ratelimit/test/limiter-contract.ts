@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { uniqueName } from '@costgov/testing';
-import type { Acquisition, LimitPolicy, RateLimiter } from './limiter';
+import type { Acquisition, LimitPolicy, RateLimiter } from '../src/limiter';
 
 /** The behaviour every RateLimiter shares, run against each implementation by its own test file. */
 

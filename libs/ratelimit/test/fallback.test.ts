@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, uniqueName } from '@costgov/testing';
+import {
+  eventually,
+  uniqueName,
+  captureLogger,
+  startRedisServer,
+  timed,
+  type RedisServer,
+} from '@costgov/testing';
 import { metrics } from '@costgov/telemetry';
-import { createFallbackLimiter } from './fallback';
-import type { LimitPolicy, RateLimiter } from './limiter';
-import { createMemoryLimiter } from './memory';
-import { createRedisLimiter } from './redis';
-import { captureLogger, startRedisServer, timed, type RedisServer } from './test-support';
+import { createFallbackLimiter } from '../src/fallback';
+import type { LimitPolicy, RateLimiter } from '../src/limiter';
+import { createMemoryLimiter } from '../src/memory';
+import { createRedisLimiter } from '../src/redis';
 
 const policy: LimitPolicy = { name: 'default', capacity: 120, refillPerSecond: 2, concurrency: 10 };
 const timeoutMs = 200; // far above CI noise (a prompt answer takes a few ms), below anything a caller would notice

@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger, timed } from '@costgov/ratelimit/src/test-support';
-import { eventually, startRedisServer, uniqueName, type RedisServer } from '@costgov/testing';
+import {
+  eventually,
+  startRedisServer,
+  uniqueName,
+  type RedisServer,
+  captureLogger,
+  timed,
+} from '@costgov/testing';
 import { metrics } from '@costgov/telemetry';
-import { createFallbackIdempotencyStore } from './fallback';
-import { createMemoryIdempotencyStore } from './memory';
-import { createRedisIdempotencyStore } from './redis';
-import type { IdempotencyStore } from './store';
+import { createFallbackIdempotencyStore } from '../src/fallback';
+import { createMemoryIdempotencyStore } from '../src/memory';
+import { createRedisIdempotencyStore } from '../src/redis';
+import type { IdempotencyStore } from '../src/store';
 
 const fallingBack = 'idempotency keys falling back to per-process storage';
 let server: RedisServer;
