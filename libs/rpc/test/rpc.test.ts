@@ -3,11 +3,12 @@ import type { DescService } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { budgets } from '@costgov/contracts';
 import { UnavailableError } from '@costgov/errors';
-import { createRpcClient, type RpcClient } from './client';
-import type { CallContext } from './context';
-import { freePort, startProjectsServer, recordingLogger, type ProjectsServer } from './fixture';
-import { checkHealth } from './health';
-import { createRpcServer } from './server';
+import { freePort } from '@costgov/testing';
+import { createRpcClient, type RpcClient } from '../src/client';
+import type { CallContext } from '../src/context';
+import { startProjectsServer, recordingLogger, type ProjectsServer } from './fixture';
+import { checkHealth } from '../src/health';
+import { createRpcServer } from '../src/server';
 
 const { ProjectsService } = budgets;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHealthChecker, type HealthChecker } from './health';
-import { countingRelay, freePort, startProjectsServer, type ProjectsServer } from './fixture';
+import { freePort } from '@costgov/testing';
+import { createHealthChecker, type HealthChecker } from '../src/health';
+import { countingRelay, startProjectsServer, type ProjectsServer } from './fixture';
 
 describe('a health checker kept open', () => {
   const cleanup: (() => unknown)[] = [];

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { budgets } from '@costgov/contracts';
 import { BadRequestError } from '@costgov/errors';
-import { createRpcClient, type RpcClient } from './client';
-import type { CallContext } from './context';
+import { createRpcClient, type RpcClient } from '../src/client';
+import type { CallContext } from '../src/context';
 import { startProjectsServer, type ProjectsServer } from './fixture';
-import { teamScoped } from './team-scoped';
+import { teamScoped } from '../src/team-scoped';
 
 describe('teamScoped', () => {
   it.each([

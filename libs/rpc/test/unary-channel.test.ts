@@ -14,9 +14,10 @@ import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { budgets } from '@costgov/contracts';
 import { DomainError, UnavailableError } from '@costgov/errors';
-import { createRpcClient } from './client';
-import { createUnaryChannel } from './unary-channel';
-import { countingRelay, freePort, startProjectsServer } from './fixture';
+import { freePort } from '@costgov/testing';
+import { createRpcClient } from '../src/client';
+import { createUnaryChannel } from '../src/unary-channel';
+import { countingRelay, startProjectsServer } from './fixture';
 
 const { ProjectsService } = budgets;
 const cleanup: (() => unknown)[] = [];
@@ -261,8 +262,8 @@ describe('a client left open', () => {
       import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { budgets } from '@costgov/contracts';
-      import { createRpcClient } from './client';
-import { createUnaryChannel } from './unary-channel';
+      import { createRpcClient } from '../src/client';
+import { createUnaryChannel } from '../src/unary-channel';
       const client = createRpcClient(budgets.ProjectsService, process.argv[1]);
       client.getProject({ id: 'prj_1' }).then((p) => console.log(p.id));`;
     const { stdout } = await promisify(execFile)(

@@ -1,7 +1,7 @@
-// Test-only: a real server with a budgets.ProjectsService whose handlers each test replaces.
+// A real server with a budgets.ProjectsService whose handlers each test replaces, for libs/rpc's tests.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { budgets } from '@costgov/contracts';
-import { createRpcServer, type RpcServer, type ServiceImpl } from './server';
+import { createRpcServer, type RpcServer, type ServiceImpl } from '../src/server';
 
 type Projects = ServiceImpl<typeof budgets.ProjectsService>;
 
@@ -46,18 +46,6 @@ export async function startProjectsServer(port = 0): Promise<ProjectsServer> {
   });
   const bound = await server.listen(`127.0.0.1:${port}`);
   return { server, address: `127.0.0.1:${bound}`, handlers, logs: lines };
-}
-
-/** A TCP port that was free a moment ago on loopback; @costgov/testing's, without depending on the layers above. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /**

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { budgets } from '@costgov/contracts';
 import { UnavailableError } from '@costgov/errors';
-import { createRpcClient } from './client';
-import { freePort, startProjectsServer } from './fixture';
+import { freePort } from '@costgov/testing';
+import { createRpcClient } from '../src/client';
+import { startProjectsServer } from './fixture';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

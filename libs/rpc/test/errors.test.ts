@@ -13,8 +13,8 @@ import {
   UnavailableError,
   ValidationError,
 } from '@costgov/errors';
-import { createRpcClient, type RpcClient } from './client';
-import { toDomainError, toGrpcStatus } from './errors';
+import { createRpcClient, type RpcClient } from '../src/client';
+import { toDomainError, toGrpcStatus } from '../src/errors';
 import { startProjectsServer, type ProjectsServer } from './fixture';
 
 const domainErrors: Array<[DomainError, Status]> = [

@@ -2,9 +2,10 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
 import { DomainError, UnavailableError, ValidationError } from '@costgov/errors';
-import { createRpcClient, type RpcClient } from './client';
+import { eventually } from '@costgov/testing';
+import { createRpcClient, type RpcClient } from '../src/client';
 import { recordingLogger } from './fixture';
-import { createRpcServer, type RpcServer, type ServiceImpl } from './server';
+import { createRpcServer, type RpcServer, type ServiceImpl } from '../src/server';
 
 // A real client-streaming method of the contracts; the other methods of the service are not called.
 const { CostDataService } = costs;
@@ -186,7 +187,7 @@ describe('client-streaming calls', () => {
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({ code: 'bad_request', message: 'The upload body was cut off.' });
     // grpc-js half-closes before it resets: without the end marker the handler would see a whole stream.
-    await expect.poll(() => handlerSaw, { timeout: 5_000 }).toBeInstanceOf(UnavailableError);
+    await eventually(() => expect(handlerSaw).toBeInstanceOf(UnavailableError), 5_000);
     expect(calls.at(-1)!.code).toMatch(/^(CANCELLED|UNAVAILABLE)$/);
   });
 
@@ -222,7 +223,7 @@ describe('client-streaming calls', () => {
     expect(error).toBeInstanceOf(UnavailableError);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(progress.finished).toBe(true);
-    await expect.poll(() => handlerSaw, { timeout: 5_000 }).toBeInstanceOf(UnavailableError);
+    await eventually(() => expect(handlerSaw).toBeInstanceOf(UnavailableError), 5_000);
   });
 
   it('take their deadline from streamDeadlineMs, not from the unary deadlineMs', async () => {
@@ -254,9 +255,9 @@ describe('client-streaming calls', () => {
       return {};
     };
     const pending = vanishing.uploadCostData(parts(Infinity).requests).catch((e: unknown) => e);
-    await expect.poll(() => received, { timeout: 5_000 }).toBeGreaterThan(10);
+    await eventually(() => expect(received).toBeGreaterThan(10), 5_000);
     proxy.cut(); // the client's connection is gone, as when its process is killed
-    await expect.poll(() => handlerSaw, { timeout: 5_000 }).toBeInstanceOf(UnavailableError);
+    await eventually(() => expect(handlerSaw).toBeInstanceOf(UnavailableError), 5_000);
     expect(await pending).toBeInstanceOf(UnavailableError);
     vanishing.close();
     await proxy.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgets } from '@costgov/contracts';
-import { createRpcClient, type RpcClient } from './client';
+import { createRpcClient, type RpcClient } from '../src/client';
 import { startProjectsServer, type ProjectsServer } from './fixture';
 
 let backend: ProjectsServer;

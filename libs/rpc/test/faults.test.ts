@@ -3,12 +3,12 @@ import * as grpc from '@grpc/grpc-js';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { budgets, rpcErrors, rpcStatus } from '@costgov/contracts';
 import { BadRequestError, DomainError, NotFoundError, UnavailableError } from '@costgov/errors';
-import { createRpcClient, type RpcClient } from './client';
-import type { CallContext } from './context';
-import { grpcDefinitionOf } from './definition';
-import { toDomainError } from './errors';
+import { createRpcClient, type RpcClient } from '../src/client';
+import type { CallContext } from '../src/context';
+import { grpcDefinitionOf } from '../src/definition';
+import { toDomainError } from '../src/errors';
 import { recordingLogger, startProjectsServer, type ProjectsServer } from './fixture';
-import { createRpcServer } from './server';
+import { createRpcServer } from '../src/server';
 
 const { ProjectsService } = budgets;
 const loneSurrogate = '\ud83d'; // half of 😀, as a parser that cuts a string by UTF-16 units leaves it
