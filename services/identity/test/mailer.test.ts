@@ -5,8 +5,8 @@ import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@costgov/log';
-import { createMailer, createMemoryMailer, isMailAddress } from './mailer';
-import { welcomeEmail } from './welcome';
+import { createMailer, createMemoryMailer, isMailAddress } from '../src/mail/mailer';
+import { welcomeEmail } from '../src/mail/welcome';
 
 const from = 'Cost Governance <no-reply@costgov.test>';
 

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serverSpanRouteNamer, untraced } from './http-spans';
-import { startTelemetry } from './tracing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '@costgov/testing';
+import { serverSpanRouteNamer, untraced } from '../src/http-spans';
+import { startTelemetry } from '../src/tracing';
 
 /*
  * The HTTP instrumentation as every process installs it, exporting to memory: what its client and server
@@ -49,7 +50,7 @@ const get = (url: string, headers: Record<string, string> = {}) =>
 
 /** Waits for the spans of one exchange: its client span (when traced) and the server's. */
 async function spansOf(path: string): Promise<{ client?: ReadableSpan; server: ReadableSpan }> {
-  return vi.waitFor(() => {
+  return eventually(() => {
     const spans = exporter.getFinishedSpans();
     const server = spans.find((s) => s.kind === SpanKind.SERVER && s.attributes['url.path'] === path);
     if (!server) throw new Error(`no server span for ${path} yet`);
@@ -57,7 +58,7 @@ async function spansOf(path: string): Promise<{ client?: ReadableSpan; server: R
       (s) => s.kind === SpanKind.CLIENT && String(s.attributes['url.full']).includes(path),
     );
     return { client, server };
-  });
+  }, 1_000);
 }
 
 const oldNames = /^(http\.(method|url|target|status_code|host|scheme|flavor|user_agent|status_text)|net\.)/;

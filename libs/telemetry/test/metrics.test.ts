@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:net';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '@costgov/testing';
 import {
   countRedelivery,
   metrics,
@@ -9,7 +10,7 @@ import {
   watchConsumerLag,
   watchOutbox,
   type MetricsServer,
-} from './metrics';
+} from '../src/metrics';
 
 const occupy = (): Promise<Server> =>
   new Promise((resolve) => {
@@ -68,9 +69,9 @@ describe('the metrics server', () => {
     });
     // Polled rather than slept: five retries 20 ms apart can run late on a loaded machine. 2 s is still
     // far inside the 60 s it would keep retrying for if retryForMs were not applied.
-    await vi.waitFor(
+    await eventually(
       () => expect(warnings.at(-1)).toBe('metrics port still unavailable; /metrics is not served'),
-      { timeout: 2_000, interval: 20 },
+      2_000,
     );
     await running.close();
     running = undefined;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDb } from '@costgov/testing';
-import type { Db } from './db';
-import { migrate } from './migrate';
+import { eventually, freshDb } from '@costgov/testing';
+import type { Db } from '../src/db';
+import { migrate } from '../src/migrate';
 
 describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
   let db: Db;
@@ -73,7 +73,7 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
         await db.transaction((tx) => tx.query(`SELECT pg_notify('dbtest_changed', $1)`, [`c${i}`]));
         await subscription.notify('dbtest_sync', `s${i}`);
       }
-      await expect.poll(() => seen.length, { timeout: 5_000 }).toBe(10);
+      await eventually(() => expect(seen.length).toBe(10), 5_000);
       expect(seen).toEqual([0, 1, 2, 3, 4].flatMap((i) => [`dbtest_changed:c${i}`, `dbtest_sync:s${i}`]));
       await db
         .transaction(async (tx) => {
@@ -82,7 +82,7 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
         })
         .catch(() => undefined);
       await subscription.notify('dbtest_sync', 'after rollback');
-      await expect.poll(() => seen.at(-1), { timeout: 5_000 }).toBe('dbtest_sync:after rollback');
+      await eventually(() => expect(seen.at(-1)).toBe('dbtest_sync:after rollback'), 5_000);
       expect(seen).not.toContain('dbtest_changed:rolled back');
     } finally {
       await subscription.close();
@@ -103,7 +103,7 @@ describe(`db (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
          WHERE datname = current_database() AND application_name = 'costgov ' || current_schema() || ' dbtest_lost'`,
       );
-      await expect.poll(() => lost.length, { timeout: 5_000 }).toBe(1);
+      await eventually(() => expect(lost.length).toBe(1), 5_000);
       await expect(subscription.notify('dbtest_lost', 'x')).rejects.toMatchObject({
         code: 'service_unavailable',
       });
