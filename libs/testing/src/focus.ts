@@ -61,3 +61,16 @@ export function focusFile(rows: Array<number | FocusRow>, options: FocusFileOpti
   });
   return `${tagged ? `${columns},Tags` : columns}\n${lines.join('\n')}\n`;
 }
+
+/** A file as the gateway streams it to costs' UploadCostData: a `start`, then chunks of 64 KiB. */
+export async function* uploadParts(
+  connectionId: string,
+  file: Uint8Array | string,
+  contentEncoding = 'identity',
+) {
+  yield { part: { case: 'start' as const, value: { connectionId, contentEncoding } } };
+  const bytes = typeof file === 'string' ? Buffer.from(file) : file;
+  for (let offset = 0; offset < bytes.length; offset += 64 * 1024) {
+    yield { part: { case: 'chunk' as const, value: bytes.subarray(offset, offset + 64 * 1024) } };
+  }
+}

@@ -1,39 +1,29 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { decodeEvent, type Bus, type CloudEvent } from '@costgov/bus';
 import { costs, events } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { eventually, freshDb, testBus } from '@costgov/testing';
+import type { RpcClient } from '@costgov/rpc';
+import { eventually } from '@costgov/testing';
 import { spendQueries } from '../src/spend/spend';
-import { costsModule } from '../src/module';
+import { startCosts, type CostsUnderTest } from './fixture';
 
-const logger = createLogger('test', 'silent');
 const asA = { teamId: newId('team') };
 const asB = { teamId: newId('team') };
 
+let costsService: CostsUnderTest;
 let db: Db;
 let spend: ReturnType<typeof spendQueries>;
-let service: RunningService;
 let client: RpcClient<typeof costs.ConnectionsService>;
-let bus: Awaited<ReturnType<typeof testBus>>;
+let bus: Bus;
 const received: CloudEvent[] = [];
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  client = createRpcClient(costs.ConnectionsService, `127.0.0.1:${service.port}`);
+  costsService = await startCosts();
+  ({ db, bus } = costsService);
+  client = costsService.clients.connections;
   spend = spendQueries({ db });
   await bus.consume({
     durable: 'costs_connections_test_observer',
@@ -44,11 +34,7 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  client?.close();
-  await service?.stop();
-  await bus?.close();
-});
+afterAll(() => costsService?.stop());
 
 const eventsFor = (id: string) => received.filter((event) => event.subject === id);
 const eventTypesFor = (id: string) => eventsFor(id).map((event) => event.type);

@@ -3,43 +3,32 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CloudEvent } from '@costgov/bus';
+import type { Bus, CloudEvent } from '@costgov/bus';
 import { costs } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { eventually, freshDb, testBus } from '@costgov/testing';
+import type { RpcClient } from '@costgov/rpc';
+import { eventually, uploadParts } from '@costgov/testing';
 import { focusLines, type GenerateOptions } from '../src/cost-data/generate';
-import { costsModule } from '../src/module';
+import { startCosts, type CostsUnderTest } from './fixture';
 
-const logger = createLogger('test', 'silent');
 const asA = { teamId: newId('team') };
 const asB = { teamId: newId('team') };
 const samplePath = path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv');
 const sample = readFileSync(samplePath);
 
+let costsService: CostsUnderTest;
 let db: Db;
-let service: RunningService;
 let connections: RpcClient<typeof costs.ConnectionsService>;
 let costData: RpcClient<typeof costs.CostDataService>;
-let bus: Awaited<ReturnType<typeof testBus>>;
+let bus: Bus;
 const received: CloudEvent[] = [];
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  connections = createRpcClient(costs.ConnectionsService, `127.0.0.1:${service.port}`);
-  costData = createRpcClient(costs.CostDataService, `127.0.0.1:${service.port}`);
+  costsService = await startCosts();
+  ({ db, bus } = costsService);
+  ({ connections, costData } = costsService.clients);
   await bus.consume({
     durable: 'costs_data_test_observer',
     types: ['costs.data.>'],
@@ -49,24 +38,11 @@ beforeAll(async () => {
   });
 }, 30_000);
 
-afterAll(async () => {
-  connections?.close();
-  costData?.close();
-  await service?.stop();
-  await bus?.close();
-});
+afterAll(() => costsService?.stop());
 
 async function newConnection(as = asA): Promise<string> {
   const name = `aws-${Math.random().toString(36).slice(2)}`;
   return (await connections.createConnection({ name, provider: 'aws' }, as)).id;
-}
-
-/** The file as the gateway sends it: a `start`, then chunks of 64 KiB. */
-async function* uploadParts(connectionId: string, body: Uint8Array, contentEncoding = 'identity') {
-  yield { part: { case: 'start' as const, value: { connectionId, contentEncoding } } };
-  for (let offset = 0; offset < body.length; offset += 64 * 1024) {
-    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
-  }
 }
 
 const upload = (connectionId: string, body: Uint8Array, encoding = 'identity', as = asA) =>

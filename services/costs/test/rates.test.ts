@@ -1,36 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
 import { ValidationError } from '@costgov/errors';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
-import { costsModule } from '../src/module';
+import type { RpcClient } from '@costgov/rpc';
+import { startCosts, type CostsUnderTest } from './fixture';
 
-const logger = createLogger('test', 'silent');
-
-let service: RunningService;
+let costsService: CostsUnderTest;
 let client: RpcClient<typeof costs.RatesService>;
-let bus: Awaited<ReturnType<typeof testBus>>;
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  client = createRpcClient(costs.RatesService, `127.0.0.1:${service.port}`);
+  costsService = await startCosts();
+  client = costsService.clients.rates;
 });
 
-afterAll(async () => {
-  client?.close();
-  await service?.stop();
-  await bus?.close();
-});
+afterAll(() => costsService?.stop());
 
 describe('exchange rates (operator, gRPC only)', () => {
   it('sets, replaces and lists rates sorted by currency pair', async () => {

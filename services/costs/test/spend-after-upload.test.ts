@@ -5,48 +5,24 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
+import type { RpcClient } from '@costgov/rpc';
+import { uploadParts } from '@costgov/testing';
 import { focusLines } from '../src/cost-data/generate';
-import { costsModule } from '../src/module';
+import { startCosts, type CostsUnderTest } from './fixture';
 
-const logger = createLogger('test', 'silent');
 const as = { teamId: newId('team') };
 const sample = readFileSync(path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv'));
 
-let service: RunningService;
-let bus: Awaited<ReturnType<typeof testBus>>;
+let costsService: CostsUnderTest;
 let connections: RpcClient<typeof costs.ConnectionsService>;
 let costData: RpcClient<typeof costs.CostDataService>;
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  connections = createRpcClient(costs.ConnectionsService, `127.0.0.1:${service.port}`);
-  costData = createRpcClient(costs.CostDataService, `127.0.0.1:${service.port}`);
+  costsService = await startCosts();
+  ({ connections, costData } = costsService.clients);
 }, 30_000);
 
-afterAll(async () => {
-  connections?.close();
-  costData?.close();
-  await service?.stop();
-  await bus?.close();
-});
-
-async function* parts(connectionId: string, body: Uint8Array) {
-  yield { part: { case: 'start' as const, value: { connectionId, contentEncoding: 'identity' } } };
-  for (let offset = 0; offset < body.length; offset += 64 * 1024)
-    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
-}
+afterAll(() => costsService?.stop());
 
 interface Row {
   day: string;
@@ -77,7 +53,7 @@ const range = (from: string, to: string) => ({
 describe('spend of uploaded FOCUS files, read from the rollups', () => {
   it('sums the sample file per range and tags as the file itself does, and follows a re-upload', async () => {
     const connectionId = (await connections.createConnection({ name: 'sample', provider: 'aws' }, as)).id;
-    await costData.uploadCostData(parts(connectionId, sample), as);
+    await costData.uploadCostData(uploadParts(connectionId, sample), as);
     const rows = rowsOf(sample);
     const september = range('2024-09-01', '2024-10-01');
 
@@ -125,7 +101,7 @@ describe('spend of uploaded FOCUS files, read from the rollups', () => {
 
     // A generated file of the same billing period replaces it: spend is the new file's, not both.
     const replacement = Buffer.from([...focusLines({ rows: 2000, month: '2024-09', seed: 7 })].join(''));
-    await costData.uploadCostData(parts(connectionId, replacement), as);
+    await costData.uploadCostData(uploadParts(connectionId, replacement), as);
     const replaced = await costData.getSpend({ connectionIds: [connectionId], ...september }, as);
     // The sample's rows of another billing period (one, of October, charged on September 30) stay.
     const kept = rows.filter((row) => row.period !== '2024-09');

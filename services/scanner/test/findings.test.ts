@@ -1,25 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { createOutbox, encodePayload, type CloudEvent } from '@costgov/bus';
+import { createOutbox, encodePayload, type Bus, type CloudEvent } from '@costgov/bus';
 import { events, scanner } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { eventually, freshDb, testBus } from '@costgov/testing';
+import type { RpcClient } from '@costgov/rpc';
+import { eventually, startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { findingsOfScan } from '../src/findings/findings';
 import { recordFindings } from '../src/findings/record';
 import { scannerModule } from '../src/module';
 import { allRules } from '../src/rules/catalogue';
 import type { RuleResult } from '../src/rules/types';
 
-const logger = createLogger('test', 'silent');
-let bus: Awaited<ReturnType<typeof testBus>>;
+let findings: ServiceUnderTest<{ findings: typeof scanner.FindingsService }>;
+let bus: Bus;
 let db: Db;
-let service: RunningService;
 let client: RpcClient<typeof scanner.FindingsService>;
 const outbox = createOutbox({ source: 'scanner' });
 // Each recording one minute later, so "newest" is well defined.
@@ -27,23 +24,12 @@ let clockMs = Date.parse('2026-11-20T08:00:00Z');
 const deps = { outbox, newId, now: () => new Date((clockMs += 60_000)) };
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  db = await freshDb('scanner');
-  service = await startService(scannerModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  client = createRpcClient(scanner.FindingsService, `127.0.0.1:${service.port}`);
+  findings = await startServiceUnderTest(scannerModule(), { clients: { findings: scanner.FindingsService } });
+  ({ db, bus } = findings);
+  client = findings.clients.findings;
 });
 
-afterAll(async () => {
-  client?.close();
-  await service?.stop();
-  await bus?.close();
-});
+afterAll(() => findings?.stop());
 
 const result = (ruleId: string, resourceId: string, extra: Partial<RuleResult> = {}): RuleResult => ({
   ruleId,

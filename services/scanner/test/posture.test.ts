@@ -2,15 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { scanner } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { NotFoundError } from '@costgov/errors';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
+import type { RpcClient } from '@costgov/rpc';
+import { startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import { postureFactory } from '../src/posture/posture';
 import type { PostureSources } from '../src/posture/sources';
 
-const logger = createLogger('test', 'silent');
 const TEAM = 'team_a';
 const OTHER = 'team_b';
 
@@ -41,7 +38,7 @@ const sources: PostureSources = {
 };
 
 let db: Db;
-let service: RunningService;
+let posture: ServiceUnderTest<{ posture: typeof scanner.PostureService }>;
 let client: RpcClient<typeof scanner.PostureService>;
 const clock = { now: new Date('2026-11-10T09:00:00Z') };
 let findingNo = 0;
@@ -57,25 +54,15 @@ async function addFinding(teamId: string, projectId: string, status: 'open' | 'r
 }
 
 beforeAll(async () => {
-  db = await freshDb('scanner');
-  service = await startService(
+  posture = await startServiceUnderTest(
     scannerModule({ posture: { sources, sweepIntervalMs: 3_600_000, cacheMs: 0 } }),
-    {
-      logger,
-      bus: await testBus(logger),
-      openDb: async () => db,
-      dataDir: 'memory',
-      grpcAddress: '127.0.0.1:0',
-      now: () => clock.now,
-    },
+    { clients: { posture: scanner.PostureService }, now: () => clock.now },
   );
-  client = createRpcClient(scanner.PostureService, `127.0.0.1:${service.port}`);
+  ({ db } = posture);
+  client = posture.clients.posture;
 });
 
-afterAll(async () => {
-  client?.close();
-  await service?.stop();
-});
+afterAll(() => posture?.stop());
 
 beforeEach(async () => {
   clock.now = new Date('2026-11-10T09:00:00Z');
