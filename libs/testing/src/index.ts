@@ -5,6 +5,7 @@ export * from './loggers';
 export * from './service';
 export * from './system';
 export * from './focus';
+export * as focusSample from './focus-sample';
 export * from './processes';
 export * from './redis';
 export * from './postgres';

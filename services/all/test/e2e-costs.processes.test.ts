@@ -26,11 +26,11 @@ import {
   killProcess,
   restartBackend,
 } from '@costgov/testing';
-import { focusFile as monthFile } from './support/focus';
+import { focusFile as monthFile } from '@costgov/testing';
 
 /** A FOCUS export of the current month, one row per cost, charged on the days so far. */
 const focusFile = (costs: number[]) =>
-  monthFile(costs, { service: 'Amazon Elastic Compute Cloud', spreadOverDays: true });
+  monthFile(costs, { service: 'Amazon Elastic Compute Cloud', chargeDay: 'spread' });
 
 /*
  * From FOCUS files to a breached budget to a resolved violation, with identity, costs, budgets,

@@ -13,7 +13,7 @@ import { createRpcClient } from '@costgov/rpc';
 import { eventually, realInfra } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { restCaller, startRestSystem } from './support/rest';
-import { focusFile } from './support/focus';
+import { focusFile } from '@costgov/testing';
 
 /**
  * Another team's service: only @costgov/events and the served AsyncAPI document. It subscribes to

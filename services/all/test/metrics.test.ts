@@ -6,7 +6,7 @@ import { createLogger } from '@costgov/log';
 import { startMetricsServer, type MetricsServer } from '@costgov/telemetry';
 import { deleteStreams, eventually, freshDb, uniqueName } from '@costgov/testing';
 import { startSystem, systemConfig, type RunningSystem } from '../src/system';
-import { focusFile as monthFile } from './support/focus';
+import { focusFile as monthFile } from '@costgov/testing';
 
 /** A FOCUS export of the current month: one row of `cost` USD. */
 const focusFile = (cost: number) =>

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identity } from '@costgov/contracts';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { byResource, expectedFindings, sample } from '@costgov/scanner/test/rules/sample-expectations';
-import { eventually } from '@costgov/testing';
+
+import { eventually, focusSample } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { restCaller, startRestSystem } from './support/rest';
+
+const { byResource, expectedFindings, sample } = focusSample;
 
 const bootstrapKey = 'cg_live_restscansamplebootstrapkey0000000000';
 const call = restCaller(() => system.url, bootstrapKey);

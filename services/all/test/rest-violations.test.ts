@@ -10,7 +10,7 @@ import { newId } from '@costgov/ids';
 import { eventually } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { expectError, restCaller, startRestSystem, type Reply } from './support/rest';
-import { focusFile } from './support/focus';
+import { focusFile } from '@costgov/testing';
 
 const bootstrapKey = 'cg_live_restviolationsbootstrapkey0000000000';
 const call = restCaller(() => system.url, bootstrapKey);

@@ -10,7 +10,7 @@ import {
   type ReceivedDelivery,
   type WebhookReceiver,
 } from './support/webhook-receiver';
-import { focusFile } from './support/focus';
+import { focusFile } from '@costgov/testing';
 
 const bootstrapKey = 'cg_live_restwebhooksbootstrapkey00000000000';
 const call = restCaller(() => system.url, bootstrapKey);

@@ -18,7 +18,7 @@ import {
   killProcess,
   restartBackend,
 } from '@costgov/testing';
-import { focusFile } from './support/focus';
+import { focusFile } from '@costgov/testing';
 
 const apiKey = 'cg_live_scanretriesbootstrapkey000000000000';
 /** Startup of a process on a loaded two-core machine. */

@@ -19,7 +19,7 @@ import {
   type TestDatabase,
 } from '@costgov/testing';
 import { spanKind, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
-import { focusFile as monthFile } from './support/focus';
+import { focusFile as monthFile } from '@costgov/testing';
 
 /** A FOCUS export of the current month: one row of `cost` USD. */
 const focusFile = (cost: number) =>

@@ -7,17 +7,23 @@ import addFormats from 'ajv-formats';
 import type { Log } from 'sarif';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXML } from 'xmllint-wasm';
-import { restCaller, startRestSystem, type RestSystem } from '@costgov/all/test/support/rest';
+import { startSystem, systemConfig, type RunningSystem } from '@costgov/all';
 import { identity } from '@costgov/contracts';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { eventually, freePort } from '@costgov/testing';
+import {
+  eventually,
+  focusFile,
+  freePort,
+  restCaller,
+  startRestSystem,
+  type RestSystem,
+} from '@costgov/testing';
 import { run } from '../src';
 import type { CheckReportJson } from '../src/check/report';
 import type { CliResult } from './cli';
-import { focusFile } from '@costgov/all/test/support/focus';
 
 const bootstrapKey = 'cg_live_clicheckbootstrapkey00000000000000';
-let rest: RestSystem;
+let rest: RestSystem<RunningSystem>;
 let reports: string;
 const call = restCaller(() => rest.system.url, bootstrapKey);
 
@@ -100,7 +106,7 @@ async function listAll<T>(path: string): Promise<T[]> {
 }
 
 beforeAll(async () => {
-  rest = await startRestSystem(bootstrapKey);
+  rest = await startRestSystem({ startSystem, systemConfig }, bootstrapKey);
   // The gate reads a list of several pages twice (so that one changing meanwhile cannot pass), and this
   // file makes more requests than a key's default 120 a minute: it is not a test of the rate limit.
   await withIdentity((client) =>

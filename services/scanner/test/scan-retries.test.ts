@@ -8,13 +8,14 @@ import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
-import { eventually, freePort, freshDb, testBus } from '@costgov/testing';
+import { eventually, focusSample, freePort, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup } from '../src/scans/project-lookup';
 import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
 import type { RunRules } from '../src/scans/run-rules';
 import { scanCreditsOverRpc } from '../src/scans/scan-credits';
-import { expectedFindings, sample } from './rules/sample-expectations';
+
+const { expectedFindings, sample } = focusSample;
 
 /*
  * Scans whose dependencies go away, on the real services in this process: identity (credits), costs

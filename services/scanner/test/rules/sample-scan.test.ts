@@ -5,9 +5,10 @@ import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
+import { focusSample, freshDb, testBus } from '@costgov/testing';
 import { scanDataOf, scanProject } from '../../src/rules/scan';
-import { byResource, costliestRow, expectedFindings, rows, sample, sum } from './sample-expectations';
+
+const { byResource, costliestRow, expectedFindings, rows, sample, sum } = focusSample;
 
 const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };

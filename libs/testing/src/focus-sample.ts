@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { expect } from 'vitest';
+import assert from 'node:assert/strict';
 
-/** The repository's FOCUS sample, read by the scanner's tests and the REST scan test. */
-export const sample = readFileSync(path.resolve(__dirname, '../../../../data/focus/focus_sample_1000.csv'));
+/**
+ * The repository's FOCUS sample, read by the scanner's tests and the REST scan test. node:assert, not
+ * vitest's expect, checks what the file must hold: this package is also loaded outside vitest.
+ */
+export const sample = readFileSync(path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv'));
 
 // The file as the tests read it themselves, independently of costs and the rules.
 
@@ -183,21 +186,27 @@ export function expectedFindings(connectionId: string, requiredTags: string[]): 
     }
   }
   // The sample holds each of these (so the rules are exercised), and commitments that were all used.
-  expect(counts.idle).toBeGreaterThan(0);
-  expect(counts.extended).toBeGreaterThan(0);
-  expect(counts.old).toBeGreaterThan(0);
-  expect(rows.filter((row) => row.commitmentStatus === 'Used').length).toBeGreaterThan(0);
-  expect(rows.filter((row) => row.commitmentStatus === 'Unused')).toEqual([]);
+  assert.ok(counts.idle > 0, 'the sample holds an idle resource');
+  assert.ok(counts.extended > 0, 'the sample holds an extended-support resource');
+  assert.ok(counts.old > 0, 'the sample holds a previous-generation resource');
+  assert.ok(
+    rows.some((row) => row.commitmentStatus === 'Used'),
+    'the sample holds used commitments',
+  );
+  assert.deepEqual(
+    rows.filter((row) => row.commitmentStatus === 'Unused'),
+    [],
+  );
   // FOCUS 1.0 has no capacity reservation columns: that rule finds nothing here.
 
   // The rules needing a full month of hours, a second month or a spike of 10 or more cannot fire here;
   // these hold for this file, and each is checked rather than assumed.
   const hoursOf = (list: Row[]) => new Set(list.map((row) => row.start)).size;
-  expect(Math.max(...[...resources.values()].map(hoursOf))).toBeLessThan(0.8 * windowHours);
-  expect(new Set(rows.map((row) => row.month)).size).toBe(1);
+  assert.ok(Math.max(...[...resources.values()].map(hoursOf)) < 0.8 * windowHours);
+  assert.equal(new Set(rows.map((row) => row.month)).size, 1);
   const daily = new Map<string, number>();
   for (const row of rows) daily.set(row.day, (daily.get(row.day) ?? 0) + row.effective);
-  expect(Math.max(...[...daily.values()].map(Math.abs))).toBeLessThan(10);
+  assert.ok(Math.max(...[...daily.values()].map(Math.abs)) < 10);
 
   return found.sort();
 }
