@@ -15,7 +15,7 @@ export type Gateway = GatewayProcess;
 /** BENCH_NODE_ARGS (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof') lets a run profile the processes it starts. */
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-/** identity, budgets, violations and the gateway, each its own process, as in services/all/test/e2e.test.ts. */
+/** identity, budgets, violations and the gateway, each its own process, as in services/embedded/test/e2e.test.ts. */
 export async function startFullPath(
   env: { databaseUrl: string; namespace: string; apiKey: string; extra?: NodeJS.ProcessEnv },
   procs: Proc[],

@@ -20,9 +20,12 @@ describe("a package's src/ and test/ are its own", () => {
       "import type { GenerateOptions } from '@costgov/costs/src/cost-data/generate';",
     ],
     ['libs/bench/src/index.ts', "export * from '@costgov/costs/src';"],
-    ['services/cli/test/check.test.ts', "import { startRestSystem } from '@costgov/all/test/support/rest';"],
     [
-      'services/all/test/rest-findings.test.ts',
+      'services/cli/test/check.test.ts',
+      "import { startRestSystem } from '@costgov/embedded/test/support/rest';",
+    ],
+    [
+      'services/embedded/test/rest-findings.test.ts',
       "export { recordFindings } from '@costgov/scanner/src/findings/record';",
     ],
   ])('refuses, in %s, the import by name %s', async (file, source) => {

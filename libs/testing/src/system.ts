@@ -17,7 +17,7 @@ export interface SystemShape {
 }
 
 /**
- * The embedded system's entry points, `startSystem` and `systemConfig` of @costgov/all, which the test
+ * The embedded system's entry points, `startSystem` and `systemConfig` of @costgov/embedded, which the test
  * hands in: this package sits below the services, so it names their shape and never imports them.
  */
 export interface EmbeddedSystem<Schema extends z.ZodType, System extends SystemShape> {

@@ -7,7 +7,7 @@ import addFormats from 'ajv-formats';
 import type { Log } from 'sarif';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXML } from 'xmllint-wasm';
-import { startSystem, systemConfig, type RunningSystem } from '@costgov/all';
+import { startSystem, systemConfig, type RunningSystem } from '@costgov/embedded';
 import { identity } from '@costgov/contracts';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import {

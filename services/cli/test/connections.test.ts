@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSystem, systemConfig, type RunningSystem } from '@costgov/all';
+import { startSystem, systemConfig, type RunningSystem } from '@costgov/embedded';
 import { loadConfig } from '@costgov/config';
 import { createLogger } from '@costgov/log';
 import { freePort, freshDb, testBus } from '@costgov/testing';

@@ -13,7 +13,7 @@ const external = Object.values(networkInterfaces())
 /** The three composition roots that serve /metrics, on embedded storage and bus, with free ports. */
 const roots: Record<string, { entry: string; env: () => Promise<NodeJS.ProcessEnv> }> = {
   'npm start': {
-    entry: 'services/all/src/main.ts',
+    entry: 'services/embedded/src/main.ts',
     env: async () => {
       const [port, identity, budgets, violations, costs, scanner, notifier] = await Promise.all(
         Array.from({ length: 7 }, freePort),

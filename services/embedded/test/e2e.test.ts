@@ -132,7 +132,7 @@ describe.skipIf(realInfra)('end to end: `npm start` on the embedded default', ()
     const [port, metrics, identity, budgets, violations, costs, scanner, notifier] = await Promise.all(
       Array.from({ length: 8 }, freePort),
     );
-    proc = startProcess('all', 'services/all/src/main.ts', {
+    proc = startProcess('embedded', 'services/embedded/src/main.ts', {
       DATA_DIR: dataDir,
       PORT: `${port}`,
       METRICS_PORT: `${metrics}`,

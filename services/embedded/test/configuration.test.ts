@@ -65,7 +65,7 @@ describe('a wrong value ends the process before it starts anything, naming the v
   it.each([
     [
       'npm start',
-      'services/all/src/main.ts',
+      'services/embedded/src/main.ts',
       { BUDGET_EVALUATION_INTERVAL_MS: 'soon', OAUTH_CLOCK_SKEW_SECONDS: 'sixty' },
       ['BUDGET_EVALUATION_INTERVAL_MS: Invalid input: expected number', 'OAUTH_CLOCK_SKEW_SECONDS:'],
     ],

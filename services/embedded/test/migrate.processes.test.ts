@@ -42,7 +42,7 @@ function runMigrate(): Promise<{
 }> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', ...target };
   if (!target.DATABASE_URL) delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/all/src/migrate.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/embedded/src/migrate.ts'], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -37,7 +37,7 @@ describe('npm start (every service in one process)', () => {
       };
       for (const name of ['DATABASE_URL', 'NATS_URL', 'REDIS_URL', 'GUARD_BOOTSTRAP_API_KEY'])
         delete env[name];
-      child = spawn(process.execPath, ['--import', 'tsx', 'services/all/src/main.ts'], {
+      child = spawn(process.execPath, ['--import', 'tsx', 'services/embedded/src/main.ts'], {
         cwd: repoRoot,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
