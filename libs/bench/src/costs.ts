@@ -24,6 +24,7 @@ import {
   type Latency,
   type ViolationLatency,
 } from './report';
+import { guardCaller } from './guard';
 
 export interface CostsSettings {
   gateway: Gateway;
@@ -124,20 +125,7 @@ export function costsSection(settings: CostsSettings) {
   const { gateway, apiKey } = settings;
   const auth = { authorization: `Bearer ${apiKey}` };
 
-  async function call<T>(
-    method: string,
-    route: string,
-    body?: unknown,
-  ): Promise<{ status: number; data: T }> {
-    const response = await fetch(`${gateway.url}${route}`, {
-      method,
-      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${route} answered ${response.status}: ${text}`);
-    return { status: response.status, data: (JSON.parse(text) as { data: T }).data };
-  }
+  const call = guardCaller(gateway.url, apiKey);
 
   const newConnection = async (name: string) =>
     (await call<{ id: string }>('POST', '/v1/guard/connections', { name, provider: 'aws' })).data.id;

@@ -18,6 +18,7 @@ import { dependencyEnv, freePort, startProcess } from '@costgov/testing';
 import { measure, processProbe, progress, type LoadSettings } from './load';
 import type { Backends, Gateway, Proc } from './processes';
 import { scannerTargets, type ScannerResult, type ThroughputRun } from './scanner-report';
+import { guardCaller } from './guard';
 
 export interface ScannerSettings {
   gateway: Gateway;
@@ -57,20 +58,7 @@ export function scannerSection(settings: ScannerSettings) {
   const auth = { authorization: `Bearer ${apiKey}` };
   const workers: Proc[] = [];
 
-  async function call<T>(
-    method: string,
-    route: string,
-    body?: unknown,
-  ): Promise<{ status: number; data: T }> {
-    const response = await fetch(`${gateway.url}${route}`, {
-      method,
-      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${route} answered ${response.status}: ${text}`);
-    return { status: response.status, data: (JSON.parse(text) as { data: T }).data };
-  }
+  const call = guardCaller(gateway.url, apiKey);
 
   /** The file streamed from disk as the body of one upload (as the costs section uploads). */
   async function upload(connectionId: string, file: string): Promise<number> {
