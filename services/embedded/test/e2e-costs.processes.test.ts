@@ -256,6 +256,18 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
       procs,
     );
     url = (await startGatewayProcess('gateway', backends, {}, procs)).url;
+    // The test polls reads every 25 ms: past the default 120 requests a minute, uploads would meet 429.
+    const identityClient = createRpcClient(identity.IdentityService, backends.identity);
+    try {
+      const teamId = (await identityClient.listTeams({})).teams.find((t) => t.name === 'default')!.id;
+      await identityClient.setTeamLimits({
+        teamId,
+        apiRequestsPerMinute: 1_000_000,
+        apiConcurrentRequests: 100,
+      });
+    } finally {
+      identityClient.close();
+    }
     api = createGuardClient({ baseUrl: url, apiKey });
     db = new pg.Client({ connectionString: database.url });
     await db.connect();
