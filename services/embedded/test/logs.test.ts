@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@costgov/config';
 import { createLogger } from '@costgov/log';
-import { freshDb, testBus } from '@costgov/testing';
+import { eventually, freshDb, testBus } from '@costgov/testing';
 import { startSystem, systemConfig, type RunningSystem } from '../src/system';
 
 const bootstrapKey = 'cg_live_logstestbootstrapkey000000000000';
@@ -69,9 +69,10 @@ describe('the access log', () => {
       headers: { authorization: `Bearer ${bootstrapKey}`, 'x-request-id': requestId },
     });
     expect(response.status).toBe(200);
-    const entries = await waitFor(() =>
-      parsed().filter((line) => line.request_id === requestId && line.msg === 'request'),
-    );
+    const entries = await eventually(() => {
+      const found = parsed().filter((line) => line.request_id === requestId && line.msg === 'request');
+      return found.length > 0 ? found : undefined;
+    }, 5_000);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       service: 'costgov',
@@ -90,9 +91,10 @@ describe('the access log', () => {
       headers: { authorization: `Bearer ${secret}`, 'x-request-id': requestId },
     });
     expect(response.status).toBe(401);
-    const entries = await waitFor(() =>
-      parsed().filter((line) => line.request_id === requestId && line.msg === 'request'),
-    );
+    const entries = await eventually(() => {
+      const found = parsed().filter((line) => line.request_id === requestId && line.msg === 'request');
+      return found.length > 0 ? found : undefined;
+    }, 5_000);
     expect(entries[0]).toMatchObject({ method: 'GET', status: 401 });
     expect(entries[0]!.team_id).toBeUndefined();
     const all = lines.join('\n');
@@ -101,12 +103,3 @@ describe('the access log', () => {
     expect(all.toLowerCase()).not.toContain('authorization');
   });
 });
-
-async function waitFor<T extends unknown[]>(read: () => T): Promise<T> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const value = read();
-    if (value.length > 0 || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
