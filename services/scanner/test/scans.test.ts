@@ -245,7 +245,13 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const projectId = addProject(teamA.teamId, 2);
       const real = scanCreditsOverRpc(identityClient);
       // Charges the tests above left (identity down, a refund already made) are settled first.
-      await abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: pastAtOnce }).sweep();
+      await abandonedChargeSweeper({
+        db: service.db,
+        credits: real,
+        now,
+        logger,
+        graceMs: pastAtOnce,
+      }).sweep();
       const before = await balance(teamA);
       // A process killed after its debit makes no refund either.
       const dying = scansWith({ ...real, refund: () => Promise.reject(new Error('process killed')) }, 1);
@@ -310,7 +316,13 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
       const list = await client.listScans({ projectId }, teamA);
       expect(list.scans.map((s) => s.id)).toEqual([retry.id]);
       // Nothing is left for the sweeper to give back.
-      const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: pastAtOnce });
+      const sweeper = abandonedChargeSweeper({
+        db: service.db,
+        credits: real,
+        now,
+        logger,
+        graceMs: pastAtOnce,
+      });
       expect(await sweeper.sweep()).toBe(0);
       expect(await balance(teamA)).toBe(before - 2);
     });
@@ -318,7 +330,13 @@ describe(`scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.
     it('refunds itself when its charge was given back under it (a debit that landed after the sweep)', async () => {
       const projectId = addProject(teamA.teamId, 1);
       const real = scanCreditsOverRpc(identityClient);
-      const sweeper = abandonedChargeSweeper({ db: service.db, credits: real, now, logger, graceMs: pastAtOnce });
+      const sweeper = abandonedChargeSweeper({
+        db: service.db,
+        credits: real,
+        now,
+        logger,
+        graceMs: pastAtOnce,
+      });
       await sweeper.sweep();
       const before = await balance(teamA);
       let reachDebit!: () => void;
