@@ -142,6 +142,19 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
     );
     expect(mismatches).toEqual([]);
 
+    // ChargeFrequency is kept as the file writes it (the sample has 'Usage-based' beside 'Usage-Based').
+    const frequencies = new Map<string, number>();
+    for (const record of fileTotals(sample).records) {
+      const key = record.ChargeFrequency === 'NULL' ? 'null' : record.ChargeFrequency!;
+      frequencies.set(key, (frequencies.get(key) ?? 0) + 1);
+    }
+    const { rows: kept } = await db.query<{ frequency: string | null; records: number }>(
+      `SELECT charge_frequency AS frequency, count(*)::int AS records FROM cost_records
+       WHERE connection_id = $1 GROUP BY 1`,
+      [connectionId],
+    );
+    expect(new Map(kept.map((row) => [row.frequency ?? 'null', row.records]))).toEqual(frequencies);
+
     const connection = await connections.getConnection({ id: connectionId }, asA);
     expect(connection.lastIngestedAt).toBeDefined();
     await eventually(() => (ingestedEvents(connectionId).length > 0 ? true : undefined));

@@ -113,6 +113,9 @@ export const columnKinds: Record<string, ColumnKind> = {
   PricingCurrency: 'currency',
   Tags: 'tags',
   SkuPriceDetails: 'json',
+  ContractApplied: 'json',
+  AllocatedMethodDetails: 'json',
+  AllocatedTags: 'tags',
 };
 
 /**

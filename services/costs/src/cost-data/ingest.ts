@@ -53,7 +53,9 @@ const stagingDefinition = `(
   consumed_quantity numeric, consumed_unit text, provider_name text, tags jsonb, charge_description text,
   charge_class text, pricing_category text, commitment_discount_id text, commitment_discount_category text,
   commitment_discount_status text, commitment_discount_type text, capacity_reservation_id text,
-  capacity_reservation_status text)`;
+  capacity_reservation_status text, charge_frequency text, service_provider_name text,
+  host_provider_name text, contract_applied jsonb, allocated_method_id text, allocated_method_details jsonb,
+  allocated_resource_id text, allocated_resource_name text, allocated_tags jsonb)`;
 
 /** Staging tables of uploads a crash left behind are dropped after this long. */
 const abandonedAfterMs = 24 * 60 * 60 * 1000;

@@ -59,6 +59,15 @@ export const storedColumns = [
   ['commitment_discount_type', 'CommitmentDiscountType'],
   ['capacity_reservation_id', 'CapacityReservationId'],
   ['capacity_reservation_status', 'CapacityReservationStatus'],
+  ['charge_frequency', 'ChargeFrequency'],
+  ['service_provider_name', 'ServiceProviderName'],
+  ['host_provider_name', 'HostProviderName'],
+  ['contract_applied', 'ContractApplied'],
+  ['allocated_method_id', 'AllocatedMethodId'],
+  ['allocated_method_details', 'AllocatedMethodDetails'],
+  ['allocated_resource_id', 'AllocatedResourceId'],
+  ['allocated_resource_name', 'AllocatedResourceName'],
+  ['allocated_tags', 'AllocatedTags'],
 ] as const;
 
 /** What the reader learned from a file it read to the end without a problem. */
