@@ -23,6 +23,8 @@ export interface Row {
   tags: Record<string, string>;
   description: string;
   commitmentStatus: string;
+  /** FOCUS ChargeCategory (Usage, Purchase, Tax, Credit, Adjustment). */
+  category: string;
 }
 
 const missing = (value: string | undefined) => value === undefined || value === '' || value === 'NULL';
@@ -39,6 +41,7 @@ export const rows: Row[] = (parse(sample, { columns: true, bom: true }) as Recor
     billed: Number(record.BilledCost),
     description: missing(record.ChargeDescription) ? '' : record.ChargeDescription!,
     commitmentStatus: missing(record.CommitmentDiscountStatus) ? '' : record.CommitmentDiscountStatus!,
+    category: missing(record.ChargeCategory) ? '' : record.ChargeCategory!,
     service: missing(record.ServiceName) ? '' : record.ServiceName!,
     tags: missing(record.Tags) ? {} : (JSON.parse(record.Tags!) as Record<string, string>),
   }),
@@ -94,14 +97,27 @@ export function expectedFindings(connectionId: string, requiredTags: string[]): 
   const windowHours = 62 * 24;
   const total = sum(rows);
 
-  // A resource is judged on the tags of its latest row.
+  // Charges that cannot carry tags, by ChargeCategory: never judged on tags, left out of tag shares.
+  const untaggable = (row: Row) => ['Tax', 'Credit', 'Purchase', 'Adjustment'].includes(row.category);
+  // A tag key as compared: case, `-`, `_` and spaces aside (`CostCenter` is `cost-center`).
+  const sameKey = (key: string) =>
+    key
+      .toLowerCase()
+      .split(/[-_\s]/)
+      .join('');
+
+  // A resource is judged on the tags of its latest row, unless its costliest row cannot carry tags.
   for (const [id, list] of resources) {
+    if (untaggable(costliestRow(list))) continue;
     const latest = list.reduce((a, b) => (b.start > a.start ? b : a));
-    if (requiredTags.some((key) => !(latest.tags[key] ?? '').trim()))
+    const present = Object.entries(latest.tags)
+      .filter(([, value]) => value.trim())
+      .map(([key]) => sameKey(key));
+    if (requiredTags.some((key) => !present.includes(sameKey(key))))
       found.push(`tags-missing-required ${id}`);
   }
 
-  // Keys that differ only in case, spaces or separators, or env for environment, are one key.
+  // Keys that differ in words (env for environment) are flagged; in case, spaces or separators only, not.
   const foldKey = (key: string) => {
     const folded = key.toLowerCase().replace(/[^a-z0-9]/g, '');
     return folded === 'env' ? 'environment' : folded;
@@ -109,7 +125,7 @@ export function expectedFindings(connectionId: string, requiredTags: string[]): 
   const keySpellings = new Map<string, Set<string>>();
   for (const row of rows)
     for (const key of Object.keys(row.tags))
-      keySpellings.set(foldKey(key), (keySpellings.get(foldKey(key)) ?? new Set()).add(key));
+      keySpellings.set(foldKey(key), (keySpellings.get(foldKey(key)) ?? new Set()).add(sameKey(key)));
   for (const [key, spellings] of keySpellings)
     if (spellings.size > 1) found.push(`tags-inconsistent-keys tag-key:${key}`);
 
@@ -121,16 +137,21 @@ export function expectedFindings(connectionId: string, requiredTags: string[]): 
   for (const row of rows)
     for (const [key, value] of Object.entries(row.tags)) {
       if (!foldValue(value)) continue;
-      const id = `${key}=${foldValue(value)}`;
+      const id = `${sameKey(key)}=${foldValue(value)}`;
       valueSpellings.set(id, (valueSpellings.get(id) ?? new Set()).add(value));
     }
   for (const [id, spellings] of valueSpellings)
     if (spellings.size > 1) found.push(`tags-inconsistent-values tag-value:${id}`);
 
-  const untagged = sum(rows.filter((row) => Object.keys(row.tags).length === 0));
-  if (total > 0 && untagged / total >= 0.1) found.push(`spend-unallocated-share ${connectionId}`);
-  const unattributed = sum(rows.filter((row) => !row.resourceId));
-  if (total > 0 && unattributed / total >= 0.2) found.push(`spend-unattributed-share ${connectionId}`);
+  // Shares of the spend that can carry tags (resource) or belong to a resource (ChargeCategory).
+  const attributable = rows.filter((row) => !untaggable(row));
+  const taggable = attributable.filter((row) => row.resourceId);
+  const untagged = sum(taggable.filter((row) => Object.keys(row.tags).length === 0));
+  if (sum(taggable) > 0 && untagged / sum(taggable) >= 0.1)
+    found.push(`spend-unallocated-share ${connectionId}`);
+  const unattributed = sum(attributable.filter((row) => !row.resourceId));
+  if (sum(attributable) > 0 && unattributed / sum(attributable) >= 0.2)
+    found.push(`spend-unattributed-share ${connectionId}`);
 
   // New resources (first billed in the last 7 days) at 100 a month or more and 5% of the bill.
   const monthlyBill = (total / 62) * 30.44;

@@ -10,6 +10,7 @@ const defaultMaxResources = 5000;
 /** Beyond this the answer outgrows a gRPC message (4 MB). */
 const maxMaxResources = 10_000;
 const maxTagPairs = 2000;
+const maxCommitments = 2000;
 const workMem = '64MB';
 /** Bytes of the answer, estimated as JSON (longer than protobuf): under gRPC's 4 MB message limit. */
 const resourceBytes = 2_400_000;
@@ -40,6 +41,14 @@ const scoped = `SELECT * FROM cost_records WHERE connection_id = ANY ($1::text[]
 // Data transfer: usage priced per GB (storage is priced per GB-month), log ingestion aside.
 const dataTransfer = `charge_category = 'Usage' AND lower(coalesce(pricing_unit, consumed_unit, '')) IN ('gb', 'gib')
   AND coalesce(service_category, '') <> 'Management and Governance'`;
+
+// Usage-based charges: FOCUS ChargeFrequency Usage-Based, or (the column absent, FOCUS 1.0) usage rows.
+// Recurring fees, one-time purchases, taxes, credits and adjustments are not daily usage.
+const usageBased = `coalesce(charge_frequency = 'Usage-Based', charge_category = 'Usage', false)`;
+
+// Charges that cannot carry tags nor belong to a resource, by FOCUS ChargeCategory (the scanner's
+// untaggableCategories): left out of the untagged and unattributed totals, counted apart.
+const untaggableCategory = `coalesce(charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment'), false)`;
 
 /** The longest prefix of `items` whose JSON stays within `budget` bytes. */
 function withinBytes<T>(items: T[], budget: number): T[] {
@@ -108,11 +117,14 @@ export function scanDataQueries({ db }: { db: Db }) {
       totals: [],
       daily: [],
       tagUsage: [],
+      commitments: [],
+      dataStart: null,
+      dataEnd: null,
     };
     if (connectionIds.length === 0) return empty;
     const params = [connectionIds, windowStart.toISOString(), windowEnd.toISOString()];
 
-    const [resources, totals, daily, tagUsage, currency] = await Promise.all([
+    const [resources, totals, daily, tagUsage, currency, commitments, span] = await Promise.all([
       query(
         // Two passes, no self-join: per resource and charge period first (hours are counted once however
         // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
@@ -150,8 +162,10 @@ export function scanDataQueries({ db }: { db: Db }) {
       ),
       query(
         `SELECT connection_id, sum(effective_cost)::float8 AS effective,
-           coalesce(sum(effective_cost) FILTER (WHERE tags IS NULL OR tags = '{}'::jsonb), 0)::float8 AS untagged,
-           coalesce(sum(effective_cost) FILTER (WHERE coalesce(resource_id, '') = ''), 0)::float8 AS unattributed,
+           coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0)::float8 AS untaggable_category,
+           coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
+             AND (tags IS NULL OR tags = '{}'::jsonb)), 0)::float8 AS untagged,
+           coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') = ''), 0)::float8 AS unattributed,
            count(DISTINCT resource_id)::int AS resources, count(*)::bigint AS records
          FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
         params,
@@ -160,7 +174,8 @@ export function scanDataQueries({ db }: { db: Db }) {
         `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
            coalesce(service_name, '') AS service_name, coalesce(service_category, '') AS service_category,
            sum(effective_cost)::float8 AS effective,
-           coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer
+           coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer,
+           coalesce(sum(effective_cost) FILTER (WHERE ${usageBased}), 0)::float8 AS usage
          FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 2 DESC, 1, 3, 4`,
         params,
       ),
@@ -174,6 +189,19 @@ export function scanDataQueries({ db }: { db: Db }) {
       query(
         `SELECT billing_currency AS currency FROM (${scoped}) scoped
          GROUP BY billing_currency ORDER BY sum(abs(effective_cost)) DESC, billing_currency LIMIT 1`,
+        params,
+      ),
+      query(
+        `SELECT connection_id, commitment_discount_id, max(commitment_discount_type) AS commitment_discount_type,
+           coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Used'), 0)::float8 AS used,
+           coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0)::float8 AS unused,
+           min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen
+         FROM (${scoped} AND coalesce(commitment_discount_id, '') <> '') scoped
+         GROUP BY 1, 2 ORDER BY 1, 2 LIMIT ${maxCommitments}`,
+        params,
+      ),
+      query(
+        `SELECT min(charge_period_start) AS first, max(charge_period_end) AS last FROM (${scoped}) scoped`,
         params,
       ),
     ]);
@@ -251,6 +279,7 @@ export function scanDataQueries({ db }: { db: Db }) {
       serviceCategory: text(row.service_category),
       effectiveCost: num(row.effective),
       dataTransferCost: num(row.data_transfer),
+      usageCost: num(row.usage),
     }));
     // Latest first, so that when the series is too long its oldest days go (anomaly rules read the latest).
     const keptDaily = withinBytes(dailyRows, dailyBytes).reverse();
@@ -278,11 +307,23 @@ export function scanDataQueries({ db }: { db: Db }) {
         effectiveCost: num(row.effective),
         untaggedCost: num(row.untagged),
         unattributedCost: num(row.unattributed),
+        untaggableCategoryCost: num(row.untaggable_category),
         resources: num(row.resources),
         records: BigInt(text(row.records) || '0'),
       })),
       daily: keptDaily,
       tagUsage: keptTags,
+      commitments: commitments.rows.map((row) => ({
+        connectionId: text(row.connection_id),
+        commitmentDiscountId: text(row.commitment_discount_id),
+        commitmentDiscountType: text(row.commitment_discount_type),
+        usedCost: num(row.used),
+        unusedCost: num(row.unused),
+        firstSeen: new Date(row.first_seen as string),
+        lastSeen: new Date(row.last_seen as string),
+      })),
+      dataStart: span.rows[0]?.first ? new Date(span.rows[0].first as string) : null,
+      dataEnd: span.rows[0]?.last ? new Date(span.rows[0].last as string) : null,
     };
   }
 

@@ -46,6 +46,15 @@ const folded = (text: string): string =>
     .toLowerCase()
     .replace(/[\s_.\-:/]+/g, '');
 
+/**
+ * A tag key as every tag rule and the posture's tag coverage compare it: lower case, without `-`, `_`
+ * and whitespace, so `CostCenter`, `cost-center`, `cost_center` and `costcenter` are one key and a
+ * Google Cloud label `environment` (labels must be lower case) satisfies a required `Environment`.
+ * Always so (no team setting): keys that differ only by case or these separators never mean two things
+ * in practice. costs' GetTagCoverage matches keys with the same expression in SQL.
+ */
+export const tagKeyOf = (key: string): string => key.toLowerCase().replace(/[-_\s]+/g, '');
+
 export const canonicalKey = (key: string): string => keySynonyms[folded(key)] ?? folded(key);
 
 export const canonicalValue = (value: string): string => valueSynonyms[folded(value)] ?? folded(value);

@@ -14,6 +14,7 @@ export const context = (overrides: Partial<RuleContext> = {}): RuleContext => ({
   requiredTags: [],
   now: new Date(windowEnd),
   currency: 'USD',
+  minDailyImpact: 50,
   ...overrides,
 });
 
@@ -61,6 +62,7 @@ export const totals = (overrides: Partial<ConnectionTotals> = {}): ConnectionTot
   effectiveCost: 1000,
   untaggedCost: 0,
   unattributedCost: 0,
+  untaggableCategoryCost: 0,
   resources: 10,
   records: 100,
   ...overrides,
@@ -75,6 +77,9 @@ export const data = (overrides: Partial<ScanData> = {}): ScanData => ({
   totals: [],
   daily: [],
   tagUsage: [],
+  commitments: [],
+  dataStart: windowStart,
+  dataEnd: windowEnd,
   ...overrides,
 });
 
@@ -91,6 +96,7 @@ export function dailySeries(
     serviceCategory: 'Compute',
     effectiveCost,
     dataTransferCost: 0,
+    usageCost: effectiveCost,
     ...overrides,
   }));
 }

@@ -32,6 +32,16 @@ describe('tags-inconsistent-values', () => {
       values: [usage('team', 'Payments'), usage('team', 'payments')],
       found: ['tag-value:team=payments'],
     },
+    {
+      name: 'keys differing only by case are one key',
+      values: [usage('Environment', 'prod'), usage('environment', 'Production')],
+      found: ['tag-value:environment=production'],
+    },
+    {
+      name: 'one spelling under case variants of the key is no conflict',
+      values: [usage('Environment', 'prod'), usage('environment', 'prod')],
+      found: [],
+    },
     { name: 'empty values are ignored', values: [usage('team', ''), usage('team', ' ')], found: [] },
   ])('$name', ({ values, found }) => {
     const results = inconsistentTagValues.evaluate(data({ tagUsage: values }), context());

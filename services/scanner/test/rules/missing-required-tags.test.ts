@@ -13,7 +13,37 @@ describe('tags-missing-required', () => {
     },
     { name: 'one key absent', required: ['team', 'env'], tags: { team: 'a' }, missing: 'env' },
     { name: 'a key present but blank', required: ['team'], tags: { team: '  ' }, missing: 'team' },
-    { name: 'keys are case sensitive', required: ['team'], tags: { Team: 'a' }, missing: 'team' },
+    { name: 'keys match whatever their case', required: ['team'], tags: { Team: 'a' }, missing: undefined },
+    {
+      name: 'a lower-case Google Cloud label satisfies a capitalised required key',
+      required: ['Environment', 'Owner', 'CostCenter'],
+      tags: { environment: 'prod', owner: 'ana', 'cost-center': '42' },
+      missing: undefined,
+    },
+    {
+      name: 'cost-center, cost_center, Cost Center and costcenter are one key',
+      required: ['CostCenter'],
+      tags: { 'Cost Center': '42' },
+      missing: undefined,
+    },
+    {
+      name: 'a separator-folded match with a blank value is still missing',
+      required: ['CostCenter'],
+      tags: { cost_center: ' ', team: 'a' },
+      missing: 'CostCenter',
+    },
+    {
+      name: 'two spellings of one required key are asked for once, as first written',
+      required: ['CostCenter', 'cost-center', 'team'],
+      tags: {},
+      missing: 'CostCenter, team',
+    },
+    {
+      name: 'other words are other keys',
+      required: ['environment'],
+      tags: { env: 'prod' },
+      missing: 'environment',
+    },
     { name: 'no tags at all', required: ['team', 'env'], tags: {}, missing: 'team, env' },
   ])('$name', ({ required, tags, missing }) => {
     const results = missingRequiredTags.evaluate(
@@ -33,6 +63,22 @@ describe('tags-missing-required', () => {
     });
     expect(results[0]!.description).toContain(`has no ${missing} tag`);
   });
+
+  it.each(['Tax', 'Credit', 'Purchase', 'Adjustment'])(
+    'never flags a %s charge, which cannot carry tags, and flags its Usage neighbour',
+    (chargeCategory) => {
+      const results = missingRequiredTags.evaluate(
+        data({
+          resources: [
+            resource({ resourceId: 'fee-1', chargeCategory }),
+            resource({ resourceId: 'i-2', chargeCategory: 'Usage' }),
+          ],
+        }),
+        context({ requiredTags: ['team'] }),
+      );
+      expect(results.map((r) => r.resourceId)).toEqual(['i-2']);
+    },
+  );
 
   it('reports each resource lacking a key, and the service when FOCUS gives no resource type', () => {
     const results = missingRequiredTags.evaluate(

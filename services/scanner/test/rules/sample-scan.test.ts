@@ -73,8 +73,16 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
     }
     const [totals] = data.totals;
     expect(totals!.effectiveCost).toBeCloseTo(sum(rows), 9);
+    // Tax, credit, purchase and adjustment charges apart; untagged and unattributed among the rest.
+    const byNature = (row: (typeof rows)[number]) =>
+      ['Tax', 'Credit', 'Purchase', 'Adjustment'].includes(row.category);
+    expect(totals!.untaggableCategoryCost).toBeCloseTo(sum(rows.filter(byNature)), 9);
     expect(totals!.untaggedCost).toBeCloseTo(
-      sum(rows.filter((row) => Object.keys(row.tags).length === 0)),
+      sum(rows.filter((row) => !byNature(row) && row.resourceId && Object.keys(row.tags).length === 0)),
+      9,
+    );
+    expect(totals!.unattributedCost).toBeCloseTo(
+      sum(rows.filter((row) => !byNature(row) && !row.resourceId)),
       9,
     );
     expect(totals!.records).toBe(rows.length);

@@ -16,7 +16,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_costs_v1_costs: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Chxjb3N0Z292L2Nvc3RzL3YxL2Nvc3RzLnByb3RvEhBjb3N0Z292LmNvc3RzLnYxIt4BCgpDb25uZWN0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDgoGc3RhdHVzGAQgASgJEjQKEGxhc3RfaW5nZXN0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjkKF0NyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkiIgoUR2V0Q29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkiigEKFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFQoIcHJvdmlkZXIYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARIsCgRwYWdlGAMgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCCwoJX3Byb3ZpZGVyQgkKB19zdGF0dXMidwoXTGlzdENvbm5lY3Rpb25zUmVzcG9uc2USMQoLY29ubmVjdGlvbnMYASADKAsyHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SKQoEbWV0YRgCIAEoCzIbLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VNZXRhImEKF1VwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBAUIHCgVfbmFtZUIJCgdfc3RhdHVzIiUKF0RlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIhoKGERlbGV0ZUNvbm5lY3Rpb25SZXNwb25zZSIsCh1GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVxdWVzdBILCgNpZHMYASADKAkiNQoeRmluZE1pc3NpbmdDb25uZWN0aW9uc1Jlc3BvbnNlEhMKC21pc3NpbmdfaWRzGAEgAygJIlYKC1VwbG9hZFN0YXJ0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSGAoQY29udGVudF9lbmNvZGluZxgCIAEoCRIWCg5kZWNsYXJlZF9ieXRlcxgDIAEoAyJgChVVcGxvYWRDb3N0RGF0YVJlcXVlc3QSLgoFc3RhcnQYASABKAsyHS5jb3N0Z292LmNvc3RzLnYxLlVwbG9hZFN0YXJ0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IjIKDkN1cnJlbmN5QW1vdW50EhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoASJPCg5DdXJyZW5jeVRvdGFscxIQCghjdXJyZW5jeRgBIAEoCRITCgtiaWxsZWRfY29zdBgCIAEoARIWCg5lZmZlY3RpdmVfY29zdBgDIAEoASLRAQoNSW5nZXN0U3VtbWFyeRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEgwKBHJvd3MYAiABKAMSFQoNZm9jdXNfdmVyc2lvbhgDIAEoCRIXCg9iaWxsaW5nX3BlcmlvZHMYBCADKAkSMAoGdG90YWxzGAUgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeVRvdGFscxIVCg1yb3dzX3JlcGxhY2VkGAYgASgDEg0KBWJ5dGVzGAcgASgDEhMKC2R1cmF0aW9uX21zGAggASgDIocCCg9HZXRTcGVuZFJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKBHRhZ3MYBCADKAsyKy5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdC5UYWdzRW50cnkSFQoIY3VycmVuY3kYBSABKAlIAIgBARorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfY3VycmVuY3kirAEKEEdldFNwZW5kUmVzcG9uc2USNQoLYnlfY3VycmVuY3kYASADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50EhEKCWNvbnZlcnRlZBgCIAEoARI1Cgt1bmNvbnZlcnRlZBgDIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSFwoPbGFzdF9jaGFyZ2VfZGF5GAQgASgJIu0BChRHZXREYWlseVNwZW5kUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoEdGFncxgEIAMoCzIwLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlgKCkRhaWx5U3BlbmQSCwoDZGF5GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAMgASgBEhMKC2JpbGxlZF9jb3N0GAQgASgBIkMKFUdldERhaWx5U3BlbmRSZXNwb25zZRIqCgRkYXlzGAEgAygLMhwuY29zdGdvdi5jb3N0cy52MS5EYWlseVNwZW5kIpgBChVHZXRUYWdDb3ZlcmFnZVJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlcXVpcmVkX3RhZ3MYBCADKAkiiwEKFkdldFRhZ0NvdmVyYWdlUmVzcG9uc2USMQoHY292ZXJlZBgBIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSLwoFdG90YWwYAiADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50Eg0KBXJhdGlvGAMgASgBInAKBFJhdGUSFQoNZnJvbV9jdXJyZW5jeRgBIAEoCRITCgt0b19jdXJyZW5jeRgCIAEoCRIMCgRyYXRlGAMgASgBEi4KCnVwZGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkoKDlNldFJhdGVSZXF1ZXN0EhUKDWZyb21fY3VycmVuY3kYASABKAkSEwoLdG9fY3VycmVuY3kYAiABKAkSDAoEcmF0ZRgDIAEoASISChBMaXN0UmF0ZXNSZXF1ZXN0IjoKEUxpc3RSYXRlc1Jlc3BvbnNlEiUKBXJhdGVzGAEgAygLMhYuY29zdGdvdi5jb3N0cy52MS5SYXRlInwKEkdldFNjYW5EYXRhUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEZGF5cxgDIAEoBRIVCg1tYXhfcmVzb3VyY2VzGAQgASgFIr0ICgxTY2FuUmVzb3VyY2USFQoNY29ubmVjdGlvbl9pZBgBIAEoCRITCgtyZXNvdXJjZV9pZBgCIAEoCRIVCg1yZXNvdXJjZV9uYW1lGAMgASgJEhUKDXJlc291cmNlX3R5cGUYBCABKAkSFAoMc2VydmljZV9uYW1lGAUgASgJEhgKEHNlcnZpY2VfY2F0ZWdvcnkYBiABKAkSEQoJcmVnaW9uX2lkGAcgASgJEhYKDnN1Yl9hY2NvdW50X2lkGAggASgJEhUKDXByb3ZpZGVyX25hbWUYCSABKAkSDgoGc2t1X2lkGAogASgJEhcKD2NoYXJnZV9jYXRlZ29yeRgLIAEoCRIUCgxwcmljaW5nX3VuaXQYDCABKAkSFQoNY29uc3VtZWRfdW5pdBgNIAEoCRIYChBwcmljaW5nX3F1YW50aXR5GA4gASgBEhkKEWNvbnN1bWVkX3F1YW50aXR5GA8gASgBEjYKBHRhZ3MYECADKAsyKC5jb3N0Z292LmNvc3RzLnYxLlNjYW5SZXNvdXJjZS5UYWdzRW50cnkSEwoLYmlsbGVkX2Nvc3QYESABKAESFgoOZWZmZWN0aXZlX2Nvc3QYEiABKAESFgoJbGlzdF9jb3N0GBMgASgBSACIAQESHAoPY29udHJhY3RlZF9jb3N0GBQgASgBSAGIAQESEQoJZGF5c19zZWVuGBUgASgFEhIKCmhvdXJzX3NlZW4YFiABKAUSLgoKZmlyc3Rfc2VlbhgXIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbGFzdF9zZWVuGBggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJjaGFyZ2VfZGVzY3JpcHRpb24YGSABKAkSFAoMY2hhcmdlX2NsYXNzGBogASgJEhgKEHByaWNpbmdfY2F0ZWdvcnkYGyABKAkSHgoWY29tbWl0bWVudF9kaXNjb3VudF9pZBgcIAEoCRIkChxjb21taXRtZW50X2Rpc2NvdW50X2NhdGVnb3J5GB0gASgJEiIKGmNvbW1pdG1lbnRfZGlzY291bnRfc3RhdHVzGB4gASgJEiAKGGNvbW1pdG1lbnRfZGlzY291bnRfdHlwZRgfIAEoCRIfChdjYXBhY2l0eV9yZXNlcnZhdGlvbl9pZBggIAEoCRIjChtjYXBhY2l0eV9yZXNlcnZhdGlvbl9zdGF0dXMYISABKAkSHgoWdW51c2VkX2NvbW1pdG1lbnRfY29zdBgiIAEoARIoCiB1bnVzZWRfY2FwYWNpdHlfcmVzZXJ2YXRpb25fY29zdBgjIAEoARorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIMCgpfbGlzdF9jb3N0QhIKEF9jb250cmFjdGVkX2Nvc3QimgEKEERhaWx5U2VydmljZUNvc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRILCgNkYXkYAiABKAkSFAoMc2VydmljZV9uYW1lGAMgASgJEhgKEHNlcnZpY2VfY2F0ZWdvcnkYBCABKAkSFgoOZWZmZWN0aXZlX2Nvc3QYBSABKAESGgoSZGF0YV90cmFuc2Zlcl9jb3N0GAYgASgBIpsBChRDb25uZWN0aW9uU2NhblRvdGFscxIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAIgASgBEhUKDXVudGFnZ2VkX2Nvc3QYAyABKAESGQoRdW5hdHRyaWJ1dGVkX2Nvc3QYBCABKAESEQoJcmVzb3VyY2VzGAUgASgFEg8KB3JlY29yZHMYBiABKAMiUQoIVGFnVXNhZ2USCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJEhEKCXJlc291cmNlcxgDIAEoBRIWCg5lZmZlY3RpdmVfY29zdBgEIAEoASLpAgoTR2V0U2NhbkRhdGFSZXNwb25zZRIwCgx3aW5kb3dfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCndpbmRvd19lbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjEKCXJlc291cmNlcxgEIAMoCzIeLmNvc3Rnb3YuY29zdHMudjEuU2NhblJlc291cmNlEhEKCXRydW5jYXRlZBgFIAEoCBI2CgZ0b3RhbHMYBiADKAsyJi5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb25TY2FuVG90YWxzEjEKBWRhaWx5GAcgAygLMiIuY29zdGdvdi5jb3N0cy52MS5EYWlseVNlcnZpY2VDb3N0Ei0KCXRhZ191c2FnZRgIIAMoCzIaLmNvc3Rnb3YuY29zdHMudjEuVGFnVXNhZ2Uy9QQKEkNvbm5lY3Rpb25zU2VydmljZRJbChBDcmVhdGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5DcmVhdGVDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJVCg1HZXRDb25uZWN0aW9uEiYuY29zdGdvdi5jb3N0cy52MS5HZXRDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJmCg9MaXN0Q29ubmVjdGlvbnMSKC5jb3N0Z292LmNvc3RzLnYxLkxpc3RDb25uZWN0aW9uc1JlcXVlc3QaKS5jb3N0Z292LmNvc3RzLnYxLkxpc3RDb25uZWN0aW9uc1Jlc3BvbnNlElsKEFVwZGF0ZUNvbm5lY3Rpb24SKS5jb3N0Z292LmNvc3RzLnYxLlVwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0GhwuY29zdGdvdi5jb3N0cy52MS5Db25uZWN0aW9uEmkKEERlbGV0ZUNvbm5lY3Rpb24SKS5jb3N0Z292LmNvc3RzLnYxLkRlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0GiouY29zdGdvdi5jb3N0cy52MS5EZWxldGVDb25uZWN0aW9uUmVzcG9uc2USewoWRmluZE1pc3NpbmdDb25uZWN0aW9ucxIvLmNvc3Rnb3YuY29zdHMudjEuRmluZE1pc3NpbmdDb25uZWN0aW9uc1JlcXVlc3QaMC5jb3N0Z292LmNvc3RzLnYxLkZpbmRNaXNzaW5nQ29ubmVjdGlvbnNSZXNwb25zZTKJAwoPQ29zdERhdGFTZXJ2aWNlElwKDlVwbG9hZENvc3REYXRhEicuY29zdGdvdi5jb3N0cy52MS5VcGxvYWRDb3N0RGF0YVJlcXVlc3QaHy5jb3N0Z292LmNvc3RzLnYxLkluZ2VzdFN1bW1hcnkoARJRCghHZXRTcGVuZBIhLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXF1ZXN0GiIuY29zdGdvdi5jb3N0cy52MS5HZXRTcGVuZFJlc3BvbnNlEmAKDUdldERhaWx5U3BlbmQSJi5jb3N0Z292LmNvc3RzLnYxLkdldERhaWx5U3BlbmRSZXF1ZXN0GicuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVzcG9uc2USYwoOR2V0VGFnQ292ZXJhZ2USJy5jb3N0Z292LmNvc3RzLnYxLkdldFRhZ0NvdmVyYWdlUmVxdWVzdBooLmNvc3Rnb3YuY29zdHMudjEuR2V0VGFnQ292ZXJhZ2VSZXNwb25zZTJtCg9TY2FuRGF0YVNlcnZpY2USWgoLR2V0U2NhbkRhdGESJC5jb3N0Z292LmNvc3RzLnYxLkdldFNjYW5EYXRhUmVxdWVzdBolLmNvc3Rnb3YuY29zdHMudjEuR2V0U2NhbkRhdGFSZXNwb25zZTKpAQoMUmF0ZXNTZXJ2aWNlEkMKB1NldFJhdGUSIC5jb3N0Z292LmNvc3RzLnYxLlNldFJhdGVSZXF1ZXN0GhYuY29zdGdvdi5jb3N0cy52MS5SYXRlElQKCUxpc3RSYXRlcxIiLmNvc3Rnb3YuY29zdHMudjEuTGlzdFJhdGVzUmVxdWVzdBojLmNvc3Rnb3YuY29zdHMudjEuTGlzdFJhdGVzUmVzcG9uc2ViBnByb3RvMw',
+    'Chxjb3N0Z292L2Nvc3RzL3YxL2Nvc3RzLnByb3RvEhBjb3N0Z292LmNvc3RzLnYxIt4BCgpDb25uZWN0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDgoGc3RhdHVzGAQgASgJEjQKEGxhc3RfaW5nZXN0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjkKF0NyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkiIgoUR2V0Q29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkiigEKFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFQoIcHJvdmlkZXIYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARIsCgRwYWdlGAMgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCCwoJX3Byb3ZpZGVyQgkKB19zdGF0dXMidwoXTGlzdENvbm5lY3Rpb25zUmVzcG9uc2USMQoLY29ubmVjdGlvbnMYASADKAsyHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SKQoEbWV0YRgCIAEoCzIbLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VNZXRhImEKF1VwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBAUIHCgVfbmFtZUIJCgdfc3RhdHVzIiUKF0RlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIhoKGERlbGV0ZUNvbm5lY3Rpb25SZXNwb25zZSIsCh1GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVxdWVzdBILCgNpZHMYASADKAkiNQoeRmluZE1pc3NpbmdDb25uZWN0aW9uc1Jlc3BvbnNlEhMKC21pc3NpbmdfaWRzGAEgAygJIlYKC1VwbG9hZFN0YXJ0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSGAoQY29udGVudF9lbmNvZGluZxgCIAEoCRIWCg5kZWNsYXJlZF9ieXRlcxgDIAEoAyJgChVVcGxvYWRDb3N0RGF0YVJlcXVlc3QSLgoFc3RhcnQYASABKAsyHS5jb3N0Z292LmNvc3RzLnYxLlVwbG9hZFN0YXJ0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IjIKDkN1cnJlbmN5QW1vdW50EhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoASJPCg5DdXJyZW5jeVRvdGFscxIQCghjdXJyZW5jeRgBIAEoCRITCgtiaWxsZWRfY29zdBgCIAEoARIWCg5lZmZlY3RpdmVfY29zdBgDIAEoASJoChJCaWxsaW5nUGVyaW9kUmFuZ2USKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAinQEKDUluZ2VzdFdhcm5pbmcSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEj0KB2RldGFpbHMYAyADKAsyLC5jb3N0Z292LmNvc3RzLnYxLkluZ2VzdFdhcm5pbmcuRGV0YWlsc0VudHJ5Gi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIskCCg1Jbmdlc3RTdW1tYXJ5EhUKDWNvbm5lY3Rpb25faWQYASABKAkSDAoEcm93cxgCIAEoAxIVCg1mb2N1c192ZXJzaW9uGAMgASgJEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIwCgZ0b3RhbHMYBSADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5VG90YWxzEhUKDXJvd3NfcmVwbGFjZWQYBiABKAMSDQoFYnl0ZXMYByABKAMSEwoLZHVyYXRpb25fbXMYCCABKAMSQwoVYmlsbGluZ19wZXJpb2RfcmFuZ2VzGAkgAygLMiQuY29zdGdvdi5jb3N0cy52MS5CaWxsaW5nUGVyaW9kUmFuZ2USMQoId2FybmluZ3MYCiADKAsyHy5jb3N0Z292LmNvc3RzLnYxLkluZ2VzdFdhcm5pbmcihwIKD0dldFNwZW5kUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOQoEdGFncxgEIAMoCzIrLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXF1ZXN0LlRhZ3NFbnRyeRIVCghjdXJyZW5jeRgFIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9jdXJyZW5jeSKPAgoQR2V0U3BlbmRSZXNwb25zZRI1CgtieV9jdXJyZW5jeRgBIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSEQoJY29udmVydGVkGAIgASgBEjUKC3VuY29udmVydGVkGAMgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeUFtb3VudBIXCg9sYXN0X2NoYXJnZV9kYXkYBCABKAkSFwoPdXNhZ2VfY29udmVydGVkGAUgASgBEhYKDmxhc3RfdXNhZ2VfZGF5GAYgASgJEjAKDGRhdGFfdGhyb3VnaBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi7QEKFEdldERhaWx5U3BlbmRSZXF1ZXN0EhYKDmNvbm5lY3Rpb25faWRzGAEgAygJEigKBGZyb20YAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI+CgR0YWdzGAQgAygLMjAuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVxdWVzdC5UYWdzRW50cnkaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEibAoKRGFpbHlTcGVuZBILCgNkYXkYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFgoOZWZmZWN0aXZlX2Nvc3QYAyABKAESEwoLYmlsbGVkX2Nvc3QYBCABKAESEgoKdXNhZ2VfY29zdBgFIAEoASJDChVHZXREYWlseVNwZW5kUmVzcG9uc2USKgoEZGF5cxgBIAMoCzIcLmNvc3Rnb3YuY29zdHMudjEuRGFpbHlTcGVuZCKYAQoVR2V0VGFnQ292ZXJhZ2VSZXF1ZXN0EhYKDmNvbm5lY3Rpb25faWRzGAEgAygJEigKBGZyb20YAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1yZXF1aXJlZF90YWdzGAQgAygJIosBChZHZXRUYWdDb3ZlcmFnZVJlc3BvbnNlEjEKB2NvdmVyZWQYASADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50Ei8KBXRvdGFsGAIgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeUFtb3VudBINCgVyYXRpbxgDIAEoASJwCgRSYXRlEhUKDWZyb21fY3VycmVuY3kYASABKAkSEwoLdG9fY3VycmVuY3kYAiABKAkSDAoEcmF0ZRgDIAEoARIuCgp1cGRhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCg5TZXRSYXRlUmVxdWVzdBIVCg1mcm9tX2N1cnJlbmN5GAEgASgJEhMKC3RvX2N1cnJlbmN5GAIgASgJEgwKBHJhdGUYAyABKAEiEgoQTGlzdFJhdGVzUmVxdWVzdCI6ChFMaXN0UmF0ZXNSZXNwb25zZRIlCgVyYXRlcxgBIAMoCzIWLmNvc3Rnb3YuY29zdHMudjEuUmF0ZSJ8ChJHZXRTY2FuRGF0YVJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKQoFdW50aWwYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGRheXMYAyABKAUSFQoNbWF4X3Jlc291cmNlcxgEIAEoBSK9CAoMU2NhblJlc291cmNlEhUKDWNvbm5lY3Rpb25faWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSFQoNcmVzb3VyY2VfbmFtZRgDIAEoCRIVCg1yZXNvdXJjZV90eXBlGAQgASgJEhQKDHNlcnZpY2VfbmFtZRgFIAEoCRIYChBzZXJ2aWNlX2NhdGVnb3J5GAYgASgJEhEKCXJlZ2lvbl9pZBgHIAEoCRIWCg5zdWJfYWNjb3VudF9pZBgIIAEoCRIVCg1wcm92aWRlcl9uYW1lGAkgASgJEg4KBnNrdV9pZBgKIAEoCRIXCg9jaGFyZ2VfY2F0ZWdvcnkYCyABKAkSFAoMcHJpY2luZ191bml0GAwgASgJEhUKDWNvbnN1bWVkX3VuaXQYDSABKAkSGAoQcHJpY2luZ19xdWFudGl0eRgOIAEoARIZChFjb25zdW1lZF9xdWFudGl0eRgPIAEoARI2CgR0YWdzGBAgAygLMiguY29zdGdvdi5jb3N0cy52MS5TY2FuUmVzb3VyY2UuVGFnc0VudHJ5EhMKC2JpbGxlZF9jb3N0GBEgASgBEhYKDmVmZmVjdGl2ZV9jb3N0GBIgASgBEhYKCWxpc3RfY29zdBgTIAEoAUgAiAEBEhwKD2NvbnRyYWN0ZWRfY29zdBgUIAEoAUgBiAEBEhEKCWRheXNfc2VlbhgVIAEoBRISCgpob3Vyc19zZWVuGBYgASgFEi4KCmZpcnN0X3NlZW4YFyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSY2hhcmdlX2Rlc2NyaXB0aW9uGBkgASgJEhQKDGNoYXJnZV9jbGFzcxgaIAEoCRIYChBwcmljaW5nX2NhdGVnb3J5GBsgASgJEh4KFmNvbW1pdG1lbnRfZGlzY291bnRfaWQYHCABKAkSJAocY29tbWl0bWVudF9kaXNjb3VudF9jYXRlZ29yeRgdIAEoCRIiChpjb21taXRtZW50X2Rpc2NvdW50X3N0YXR1cxgeIAEoCRIgChhjb21taXRtZW50X2Rpc2NvdW50X3R5cGUYHyABKAkSHwoXY2FwYWNpdHlfcmVzZXJ2YXRpb25faWQYICABKAkSIwobY2FwYWNpdHlfcmVzZXJ2YXRpb25fc3RhdHVzGCEgASgJEh4KFnVudXNlZF9jb21taXRtZW50X2Nvc3QYIiABKAESKAogdW51c2VkX2NhcGFjaXR5X3Jlc2VydmF0aW9uX2Nvc3QYIyABKAEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDAoKX2xpc3RfY29zdEISChBfY29udHJhY3RlZF9jb3N0Iq4BChBEYWlseVNlcnZpY2VDb3N0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSCwoDZGF5GAIgASgJEhQKDHNlcnZpY2VfbmFtZRgDIAEoCRIYChBzZXJ2aWNlX2NhdGVnb3J5GAQgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAUgASgBEhoKEmRhdGFfdHJhbnNmZXJfY29zdBgGIAEoARISCgp1c2FnZV9jb3N0GAcgASgBIu8BCg1Db21taXRtZW50VXNlEhUKDWNvbm5lY3Rpb25faWQYASABKAkSHgoWY29tbWl0bWVudF9kaXNjb3VudF9pZBgCIAEoCRIgChhjb21taXRtZW50X2Rpc2NvdW50X3R5cGUYAyABKAkSEQoJdXNlZF9jb3N0GAQgASgBEhMKC3VudXNlZF9jb3N0GAUgASgBEi4KCmZpcnN0X3NlZW4YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAivQEKFENvbm5lY3Rpb25TY2FuVG90YWxzEhUKDWNvbm5lY3Rpb25faWQYASABKAkSFgoOZWZmZWN0aXZlX2Nvc3QYAiABKAESFQoNdW50YWdnZWRfY29zdBgDIAEoARIZChF1bmF0dHJpYnV0ZWRfY29zdBgEIAEoARIRCglyZXNvdXJjZXMYBSABKAUSDwoHcmVjb3JkcxgGIAEoAxIgChh1bnRhZ2dhYmxlX2NhdGVnb3J5X2Nvc3QYByABKAEiUQoIVGFnVXNhZ2USCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJEhEKCXJlc291cmNlcxgDIAEoBRIWCg5lZmZlY3RpdmVfY29zdBgEIAEoASL9AwoTR2V0U2NhbkRhdGFSZXNwb25zZRIwCgx3aW5kb3dfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCndpbmRvd19lbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjEKCXJlc291cmNlcxgEIAMoCzIeLmNvc3Rnb3YuY29zdHMudjEuU2NhblJlc291cmNlEhEKCXRydW5jYXRlZBgFIAEoCBI2CgZ0b3RhbHMYBiADKAsyJi5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb25TY2FuVG90YWxzEjEKBWRhaWx5GAcgAygLMiIuY29zdGdvdi5jb3N0cy52MS5EYWlseVNlcnZpY2VDb3N0Ei0KCXRhZ191c2FnZRgIIAMoCzIaLmNvc3Rnb3YuY29zdHMudjEuVGFnVXNhZ2USNAoLY29tbWl0bWVudHMYCSADKAsyHy5jb3N0Z292LmNvc3RzLnYxLkNvbW1pdG1lbnRVc2USLgoKZGF0YV9zdGFydBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZGF0YV9lbmQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMvUEChJDb25uZWN0aW9uc1NlcnZpY2USWwoQQ3JlYXRlQ29ubmVjdGlvbhIpLmNvc3Rnb3YuY29zdHMudjEuQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SVQoNR2V0Q29ubmVjdGlvbhImLmNvc3Rnb3YuY29zdHMudjEuR2V0Q29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SZgoPTGlzdENvbm5lY3Rpb25zEiguY29zdGdvdi5jb3N0cy52MS5MaXN0Q29ubmVjdGlvbnNSZXF1ZXN0GikuY29zdGdvdi5jb3N0cy52MS5MaXN0Q29ubmVjdGlvbnNSZXNwb25zZRJbChBVcGRhdGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5VcGRhdGVDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJpChBEZWxldGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5EZWxldGVDb25uZWN0aW9uUmVxdWVzdBoqLmNvc3Rnb3YuY29zdHMudjEuRGVsZXRlQ29ubmVjdGlvblJlc3BvbnNlEnsKFkZpbmRNaXNzaW5nQ29ubmVjdGlvbnMSLy5jb3N0Z292LmNvc3RzLnYxLkZpbmRNaXNzaW5nQ29ubmVjdGlvbnNSZXF1ZXN0GjAuY29zdGdvdi5jb3N0cy52MS5GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVzcG9uc2UyiQMKD0Nvc3REYXRhU2VydmljZRJcCg5VcGxvYWRDb3N0RGF0YRInLmNvc3Rnb3YuY29zdHMudjEuVXBsb2FkQ29zdERhdGFSZXF1ZXN0Gh8uY29zdGdvdi5jb3N0cy52MS5Jbmdlc3RTdW1tYXJ5KAESUQoIR2V0U3BlbmQSIS5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdBoiLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXNwb25zZRJgCg1HZXREYWlseVNwZW5kEiYuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVxdWVzdBonLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlc3BvbnNlEmMKDkdldFRhZ0NvdmVyYWdlEicuY29zdGdvdi5jb3N0cy52MS5HZXRUYWdDb3ZlcmFnZVJlcXVlc3QaKC5jb3N0Z292LmNvc3RzLnYxLkdldFRhZ0NvdmVyYWdlUmVzcG9uc2UybQoPU2NhbkRhdGFTZXJ2aWNlEloKC0dldFNjYW5EYXRhEiQuY29zdGdvdi5jb3N0cy52MS5HZXRTY2FuRGF0YVJlcXVlc3QaJS5jb3N0Z292LmNvc3RzLnYxLkdldFNjYW5EYXRhUmVzcG9uc2UyqQEKDFJhdGVzU2VydmljZRJDCgdTZXRSYXRlEiAuY29zdGdvdi5jb3N0cy52MS5TZXRSYXRlUmVxdWVzdBoWLmNvc3Rnb3YuY29zdHMudjEuUmF0ZRJUCglMaXN0UmF0ZXMSIi5jb3N0Z292LmNvc3RzLnYxLkxpc3RSYXRlc1JlcXVlc3QaIy5jb3N0Z292LmNvc3RzLnYxLkxpc3RSYXRlc1Jlc3BvbnNlYgZwcm90bzM',
     [file_costgov_common_v1_common, file_google_protobuf_timestamp],
   );
 
@@ -623,6 +623,114 @@ export const CurrencyTotalsSchema: GenMessage<CurrencyTotals, { jsonType: Curren
   messageDesc(file_costgov_costs_v1_costs, 13);
 
 /**
+ * One billing period of an uploaded file: a distinct BillingPeriodStart/BillingPeriodEnd pair.
+ *
+ * @generated from message costgov.costs.v1.BillingPeriodRange
+ */
+export type BillingPeriodRange = Message<'costgov.costs.v1.BillingPeriodRange'> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * Exclusive, as FOCUS defines it (the first instant after the period).
+   *
+   * @generated from field: google.protobuf.Timestamp end = 2;
+   */
+  end?: Timestamp | undefined;
+};
+
+/**
+ * One billing period of an uploaded file: a distinct BillingPeriodStart/BillingPeriodEnd pair.
+ *
+ * @generated from message costgov.costs.v1.BillingPeriodRange
+ */
+export type BillingPeriodRangeJson = {
+  /**
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: TimestampJson;
+
+  /**
+   * Exclusive, as FOCUS defines it (the first instant after the period).
+   *
+   * @generated from field: google.protobuf.Timestamp end = 2;
+   */
+  end?: TimestampJson;
+};
+
+/**
+ * Describes the message costgov.costs.v1.BillingPeriodRange.
+ * Use `create(BillingPeriodRangeSchema)` to create a new message.
+ */
+export const BillingPeriodRangeSchema: GenMessage<BillingPeriodRange, { jsonType: BillingPeriodRangeJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 14);
+
+/**
+ * Something the uploader of a stored file should know (the file was stored all the same).
+ *
+ * @generated from message costgov.costs.v1.IngestWarning
+ */
+export type IngestWarning = Message<'costgov.costs.v1.IngestWarning'> & {
+  /**
+   * Stable, for programs: future_charges (rows with a ChargePeriodStart after the upload), and others
+   * added over time; a client should show the message of a code it does not know.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * Facts behind the message, by name (e.g. rows, latest_charge_period_start); per code.
+   *
+   * @generated from field: map<string, string> details = 3;
+   */
+  details: { [key: string]: string };
+};
+
+/**
+ * Something the uploader of a stored file should know (the file was stored all the same).
+ *
+ * @generated from message costgov.costs.v1.IngestWarning
+ */
+export type IngestWarningJson = {
+  /**
+   * Stable, for programs: future_charges (rows with a ChargePeriodStart after the upload), and others
+   * added over time; a client should show the message of a code it does not know.
+   *
+   * @generated from field: string code = 1;
+   */
+  code?: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message?: string;
+
+  /**
+   * Facts behind the message, by name (e.g. rows, latest_charge_period_start); per code.
+   *
+   * @generated from field: map<string, string> details = 3;
+   */
+  details?: { [key: string]: string };
+};
+
+/**
+ * Describes the message costgov.costs.v1.IngestWarning.
+ * Use `create(IngestWarningSchema)` to create a new message.
+ */
+export const IngestWarningSchema: GenMessage<IngestWarning, { jsonType: IngestWarningJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 15);
+
+/**
  * @generated from message costgov.costs.v1.IngestSummary
  */
 export type IngestSummary = Message<'costgov.costs.v1.IngestSummary'> & {
@@ -637,7 +745,7 @@ export type IngestSummary = Message<'costgov.costs.v1.IngestSummary'> & {
   rows: bigint;
 
   /**
-   * FOCUS version the columns match: 1.0 | 1.1 | 1.2
+   * FOCUS version the columns match: 1.0 | 1.1 | 1.2 | 1.3
    *
    * @generated from field: string focus_version = 3;
    */
@@ -671,6 +779,20 @@ export type IngestSummary = Message<'costgov.costs.v1.IngestSummary'> & {
    * @generated from field: int64 duration_ms = 8;
    */
   durationMs: bigint;
+
+  /**
+   * Each distinct billing period of the file with its start and end, sorted.
+   *
+   * @generated from field: repeated costgov.costs.v1.BillingPeriodRange billing_period_ranges = 9;
+   */
+  billingPeriodRanges: BillingPeriodRange[];
+
+  /**
+   * What the uploader should know about the stored data (dates in the future, periods no budget counts).
+   *
+   * @generated from field: repeated costgov.costs.v1.IngestWarning warnings = 10;
+   */
+  warnings: IngestWarning[];
 };
 
 /**
@@ -688,7 +810,7 @@ export type IngestSummaryJson = {
   rows?: string;
 
   /**
-   * FOCUS version the columns match: 1.0 | 1.1 | 1.2
+   * FOCUS version the columns match: 1.0 | 1.1 | 1.2 | 1.3
    *
    * @generated from field: string focus_version = 3;
    */
@@ -722,6 +844,20 @@ export type IngestSummaryJson = {
    * @generated from field: int64 duration_ms = 8;
    */
   durationMs?: string;
+
+  /**
+   * Each distinct billing period of the file with its start and end, sorted.
+   *
+   * @generated from field: repeated costgov.costs.v1.BillingPeriodRange billing_period_ranges = 9;
+   */
+  billingPeriodRanges?: BillingPeriodRangeJson[];
+
+  /**
+   * What the uploader should know about the stored data (dates in the future, periods no budget counts).
+   *
+   * @generated from field: repeated costgov.costs.v1.IngestWarning warnings = 10;
+   */
+  warnings?: IngestWarningJson[];
 };
 
 /**
@@ -730,7 +866,7 @@ export type IngestSummaryJson = {
  */
 export const IngestSummarySchema: GenMessage<IngestSummary, { jsonType: IngestSummaryJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 14);
+  messageDesc(file_costgov_costs_v1_costs, 16);
 
 /**
  * @generated from message costgov.costs.v1.GetSpendRequest
@@ -806,7 +942,7 @@ export type GetSpendRequestJson = {
  */
 export const GetSpendRequestSchema: GenMessage<GetSpendRequest, { jsonType: GetSpendRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 15);
+  messageDesc(file_costgov_costs_v1_costs, 17);
 
 /**
  * @generated from message costgov.costs.v1.GetSpendResponse
@@ -839,6 +975,30 @@ export type GetSpendResponse = Message<'costgov.costs.v1.GetSpendResponse'> & {
    * @generated from field: string last_charge_day = 4;
    */
   lastChargeDay: string;
+
+  /**
+   * Of `converted`: usage-based spend (ChargeFrequency Usage-Based, or none and a ChargeCategory other
+   * than Purchase, Tax, Credit and Adjustment), what a forecast projects at its run rate; the rest
+   * (recurring fees, one-time purchases, taxes, credits, adjustments) is counted once.
+   *
+   * @generated from field: double usage_converted = 5;
+   */
+  usageConverted: number;
+
+  /**
+   * The latest charge day with usage-based data (YYYY-MM-DD), empty when none: where the run rate ends.
+   *
+   * @generated from field: string last_usage_day = 6;
+   */
+  lastUsageDay: string;
+
+  /**
+   * End of the latest charge day counted (UTC midnight after `last_charge_day`), unset when none: the
+   * data covers the asked range up to this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp data_through = 7;
+   */
+  dataThrough?: Timestamp | undefined;
 };
 
 /**
@@ -872,6 +1032,30 @@ export type GetSpendResponseJson = {
    * @generated from field: string last_charge_day = 4;
    */
   lastChargeDay?: string;
+
+  /**
+   * Of `converted`: usage-based spend (ChargeFrequency Usage-Based, or none and a ChargeCategory other
+   * than Purchase, Tax, Credit and Adjustment), what a forecast projects at its run rate; the rest
+   * (recurring fees, one-time purchases, taxes, credits, adjustments) is counted once.
+   *
+   * @generated from field: double usage_converted = 5;
+   */
+  usageConverted?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * The latest charge day with usage-based data (YYYY-MM-DD), empty when none: where the run rate ends.
+   *
+   * @generated from field: string last_usage_day = 6;
+   */
+  lastUsageDay?: string;
+
+  /**
+   * End of the latest charge day counted (UTC midnight after `last_charge_day`), unset when none: the
+   * data covers the asked range up to this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp data_through = 7;
+   */
+  dataThrough?: TimestampJson;
 };
 
 /**
@@ -880,7 +1064,7 @@ export type GetSpendResponseJson = {
  */
 export const GetSpendResponseSchema: GenMessage<GetSpendResponse, { jsonType: GetSpendResponseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 16);
+  messageDesc(file_costgov_costs_v1_costs, 18);
 
 /**
  * @generated from message costgov.costs.v1.GetDailySpendRequest
@@ -939,7 +1123,7 @@ export type GetDailySpendRequestJson = {
 export const GetDailySpendRequestSchema: GenMessage<
   GetDailySpendRequest,
   { jsonType: GetDailySpendRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 17);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 19);
 
 /**
  * @generated from message costgov.costs.v1.DailySpend
@@ -966,6 +1150,13 @@ export type DailySpend = Message<'costgov.costs.v1.DailySpend'> & {
    * @generated from field: double billed_cost = 4;
    */
   billedCost: number;
+
+  /**
+   * Of effective_cost: usage-based spend (as GetSpendResponse.usage_converted counts it).
+   *
+   * @generated from field: double usage_cost = 5;
+   */
+  usageCost: number;
 };
 
 /**
@@ -993,6 +1184,13 @@ export type DailySpendJson = {
    * @generated from field: double billed_cost = 4;
    */
   billedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * Of effective_cost: usage-based spend (as GetSpendResponse.usage_converted counts it).
+   *
+   * @generated from field: double usage_cost = 5;
+   */
+  usageCost?: number | 'NaN' | 'Infinity' | '-Infinity';
 };
 
 /**
@@ -1001,7 +1199,7 @@ export type DailySpendJson = {
  */
 export const DailySpendSchema: GenMessage<DailySpend, { jsonType: DailySpendJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 18);
+  messageDesc(file_costgov_costs_v1_costs, 20);
 
 /**
  * @generated from message costgov.costs.v1.GetDailySpendResponse
@@ -1030,7 +1228,7 @@ export type GetDailySpendResponseJson = {
 export const GetDailySpendResponseSchema: GenMessage<
   GetDailySpendResponse,
   { jsonType: GetDailySpendResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 19);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 21);
 
 /**
  * @generated from message costgov.costs.v1.GetTagCoverageRequest
@@ -1089,7 +1287,7 @@ export type GetTagCoverageRequestJson = {
 export const GetTagCoverageRequestSchema: GenMessage<
   GetTagCoverageRequest,
   { jsonType: GetTagCoverageRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 20);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 22);
 
 /**
  * @generated from message costgov.costs.v1.GetTagCoverageResponse
@@ -1146,7 +1344,7 @@ export type GetTagCoverageResponseJson = {
 export const GetTagCoverageResponseSchema: GenMessage<
   GetTagCoverageResponse,
   { jsonType: GetTagCoverageResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 21);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 23);
 
 /**
  * @generated from message costgov.costs.v1.Rate
@@ -1204,7 +1402,7 @@ export type RateJson = {
  */
 export const RateSchema: GenMessage<Rate, { jsonType: RateJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 22);
+  messageDesc(file_costgov_costs_v1_costs, 24);
 
 /**
  * @generated from message costgov.costs.v1.SetRateRequest
@@ -1252,7 +1450,7 @@ export type SetRateRequestJson = {
  */
 export const SetRateRequestSchema: GenMessage<SetRateRequest, { jsonType: SetRateRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 23);
+  messageDesc(file_costgov_costs_v1_costs, 25);
 
 /**
  * @generated from message costgov.costs.v1.ListRatesRequest
@@ -1270,7 +1468,7 @@ export type ListRatesRequestJson = {};
  */
 export const ListRatesRequestSchema: GenMessage<ListRatesRequest, { jsonType: ListRatesRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 24);
+  messageDesc(file_costgov_costs_v1_costs, 26);
 
 /**
  * @generated from message costgov.costs.v1.ListRatesResponse
@@ -1298,7 +1496,7 @@ export type ListRatesResponseJson = {
  */
 export const ListRatesResponseSchema: GenMessage<ListRatesResponse, { jsonType: ListRatesResponseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 25);
+  messageDesc(file_costgov_costs_v1_costs, 27);
 
 /**
  * @generated from message costgov.costs.v1.GetScanDataRequest
@@ -1368,7 +1566,7 @@ export type GetScanDataRequestJson = {
  */
 export const GetScanDataRequestSchema: GenMessage<GetScanDataRequest, { jsonType: GetScanDataRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 26);
+  messageDesc(file_costgov_costs_v1_costs, 28);
 
 /**
  * @generated from message costgov.costs.v1.ScanResource
@@ -1750,7 +1948,7 @@ export type ScanResourceJson = {
  */
 export const ScanResourceSchema: GenMessage<ScanResource, { jsonType: ScanResourceJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 27);
+  messageDesc(file_costgov_costs_v1_costs, 29);
 
 /**
  * @generated from message costgov.costs.v1.DailyServiceCost
@@ -1789,6 +1987,15 @@ export type DailyServiceCost = Message<'costgov.costs.v1.DailyServiceCost'> & {
    * @generated from field: double data_transfer_cost = 6;
    */
   dataTransferCost: number;
+
+  /**
+   * Of effective_cost: usage-based charges (ChargeFrequency Usage-Based, or no ChargeFrequency and
+   * ChargeCategory Usage), the only ones daily anomaly rules judge: recurring fees, one-time purchases,
+   * taxes, credits and adjustments are left out.
+   *
+   * @generated from field: double usage_cost = 7;
+   */
+  usageCost: number;
 };
 
 /**
@@ -1828,6 +2035,15 @@ export type DailyServiceCostJson = {
    * @generated from field: double data_transfer_cost = 6;
    */
   dataTransferCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * Of effective_cost: usage-based charges (ChargeFrequency Usage-Based, or no ChargeFrequency and
+   * ChargeCategory Usage), the only ones daily anomaly rules judge: recurring fees, one-time purchases,
+   * taxes, credits and adjustments are left out.
+   *
+   * @generated from field: double usage_cost = 7;
+   */
+  usageCost?: number | 'NaN' | 'Infinity' | '-Infinity';
 };
 
 /**
@@ -1836,9 +2052,119 @@ export type DailyServiceCostJson = {
  */
 export const DailyServiceCostSchema: GenMessage<DailyServiceCost, { jsonType: DailyServiceCostJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 28);
+  messageDesc(file_costgov_costs_v1_costs, 30);
 
 /**
+ * One commitment discount (savings plan, reservation) of a connection over the window, from the rows
+ * naming it (CommitmentDiscountId): what it covered (status Used) and what went unused (status Unused).
+ *
+ * @generated from message costgov.costs.v1.CommitmentUse
+ */
+export type CommitmentUse = Message<'costgov.costs.v1.CommitmentUse'> & {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId: string;
+
+  /**
+   * @generated from field: string commitment_discount_id = 2;
+   */
+  commitmentDiscountId: string;
+
+  /**
+   * @generated from field: string commitment_discount_type = 3;
+   */
+  commitmentDiscountType: string;
+
+  /**
+   * Effective cost of the rows the commitment covered (CommitmentDiscountStatus Used).
+   *
+   * @generated from field: double used_cost = 4;
+   */
+  usedCost: number;
+
+  /**
+   * Effective cost of its unused part (CommitmentDiscountStatus Unused).
+   *
+   * @generated from field: double unused_cost = 5;
+   */
+  unusedCost: number;
+
+  /**
+   * First and last charge period (start and end) of its rows.
+   *
+   * @generated from field: google.protobuf.Timestamp first_seen = 6;
+   */
+  firstSeen?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_seen = 7;
+   */
+  lastSeen?: Timestamp | undefined;
+};
+
+/**
+ * One commitment discount (savings plan, reservation) of a connection over the window, from the rows
+ * naming it (CommitmentDiscountId): what it covered (status Used) and what went unused (status Unused).
+ *
+ * @generated from message costgov.costs.v1.CommitmentUse
+ */
+export type CommitmentUseJson = {
+  /**
+   * @generated from field: string connection_id = 1;
+   */
+  connectionId?: string;
+
+  /**
+   * @generated from field: string commitment_discount_id = 2;
+   */
+  commitmentDiscountId?: string;
+
+  /**
+   * @generated from field: string commitment_discount_type = 3;
+   */
+  commitmentDiscountType?: string;
+
+  /**
+   * Effective cost of the rows the commitment covered (CommitmentDiscountStatus Used).
+   *
+   * @generated from field: double used_cost = 4;
+   */
+  usedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * Effective cost of its unused part (CommitmentDiscountStatus Unused).
+   *
+   * @generated from field: double unused_cost = 5;
+   */
+  unusedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
+
+  /**
+   * First and last charge period (start and end) of its rows.
+   *
+   * @generated from field: google.protobuf.Timestamp first_seen = 6;
+   */
+  firstSeen?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_seen = 7;
+   */
+  lastSeen?: TimestampJson;
+};
+
+/**
+ * Describes the message costgov.costs.v1.CommitmentUse.
+ * Use `create(CommitmentUseSchema)` to create a new message.
+ */
+export const CommitmentUseSchema: GenMessage<CommitmentUse, { jsonType: CommitmentUseJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 31);
+
+/**
+ * Totals of one connection over the window. Charges whose ChargeCategory is Tax, Credit, Purchase or
+ * Adjustment cannot carry tags nor belong to a resource: they are counted apart
+ * (`untaggable_category_cost`), never as untagged or unattributed.
+ *
  * @generated from message costgov.costs.v1.ConnectionScanTotals
  */
 export type ConnectionScanTotals = Message<'costgov.costs.v1.ConnectionScanTotals'> & {
@@ -1848,16 +2174,22 @@ export type ConnectionScanTotals = Message<'costgov.costs.v1.ConnectionScanTotal
   connectionId: string;
 
   /**
+   * Every row.
+   *
    * @generated from field: double effective_cost = 2;
    */
   effectiveCost: number;
 
   /**
+   * Rows that could carry tags (a ResourceId, another ChargeCategory) and carry none.
+   *
    * @generated from field: double untagged_cost = 3;
    */
   untaggedCost: number;
 
   /**
+   * Rows without a ResourceId (support, account-level and shared charges) of another ChargeCategory.
+   *
    * @generated from field: double unattributed_cost = 4;
    */
   unattributedCost: number;
@@ -1871,9 +2203,20 @@ export type ConnectionScanTotals = Message<'costgov.costs.v1.ConnectionScanTotal
    * @generated from field: int64 records = 6;
    */
   records: bigint;
+
+  /**
+   * Rows whose ChargeCategory is Tax, Credit, Purchase or Adjustment (with or without a ResourceId).
+   *
+   * @generated from field: double untaggable_category_cost = 7;
+   */
+  untaggableCategoryCost: number;
 };
 
 /**
+ * Totals of one connection over the window. Charges whose ChargeCategory is Tax, Credit, Purchase or
+ * Adjustment cannot carry tags nor belong to a resource: they are counted apart
+ * (`untaggable_category_cost`), never as untagged or unattributed.
+ *
  * @generated from message costgov.costs.v1.ConnectionScanTotals
  */
 export type ConnectionScanTotalsJson = {
@@ -1883,16 +2226,22 @@ export type ConnectionScanTotalsJson = {
   connectionId?: string;
 
   /**
+   * Every row.
+   *
    * @generated from field: double effective_cost = 2;
    */
   effectiveCost?: number | 'NaN' | 'Infinity' | '-Infinity';
 
   /**
+   * Rows that could carry tags (a ResourceId, another ChargeCategory) and carry none.
+   *
    * @generated from field: double untagged_cost = 3;
    */
   untaggedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
 
   /**
+   * Rows without a ResourceId (support, account-level and shared charges) of another ChargeCategory.
+   *
    * @generated from field: double unattributed_cost = 4;
    */
   unattributedCost?: number | 'NaN' | 'Infinity' | '-Infinity';
@@ -1906,6 +2255,13 @@ export type ConnectionScanTotalsJson = {
    * @generated from field: int64 records = 6;
    */
   records?: string;
+
+  /**
+   * Rows whose ChargeCategory is Tax, Credit, Purchase or Adjustment (with or without a ResourceId).
+   *
+   * @generated from field: double untaggable_category_cost = 7;
+   */
+  untaggableCategoryCost?: number | 'NaN' | 'Infinity' | '-Infinity';
 };
 
 /**
@@ -1915,7 +2271,7 @@ export type ConnectionScanTotalsJson = {
 export const ConnectionScanTotalsSchema: GenMessage<
   ConnectionScanTotals,
   { jsonType: ConnectionScanTotalsJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 29);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 32);
 
 /**
  * @generated from message costgov.costs.v1.TagUsage
@@ -1973,7 +2329,7 @@ export type TagUsageJson = {
  */
 export const TagUsageSchema: GenMessage<TagUsage, { jsonType: TagUsageJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 30);
+  messageDesc(file_costgov_costs_v1_costs, 33);
 
 /**
  * @generated from message costgov.costs.v1.GetScanDataResponse
@@ -2022,6 +2378,26 @@ export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'
    * @generated from field: repeated costgov.costs.v1.TagUsage tag_usage = 8;
    */
   tagUsage: TagUsage[];
+
+  /**
+   * Commitment discounts the rows name, with their used and unused cost.
+   *
+   * @generated from field: repeated costgov.costs.v1.CommitmentUse commitments = 9;
+   */
+  commitments: CommitmentUse[];
+
+  /**
+   * First charge period start and last charge period end of the rows in the window (unset when none):
+   * the span the data actually covers, which rules measure run rates over.
+   *
+   * @generated from field: google.protobuf.Timestamp data_start = 10;
+   */
+  dataStart?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp data_end = 11;
+   */
+  dataEnd?: Timestamp | undefined;
 };
 
 /**
@@ -2071,6 +2447,26 @@ export type GetScanDataResponseJson = {
    * @generated from field: repeated costgov.costs.v1.TagUsage tag_usage = 8;
    */
   tagUsage?: TagUsageJson[];
+
+  /**
+   * Commitment discounts the rows name, with their used and unused cost.
+   *
+   * @generated from field: repeated costgov.costs.v1.CommitmentUse commitments = 9;
+   */
+  commitments?: CommitmentUseJson[];
+
+  /**
+   * First charge period start and last charge period end of the rows in the window (unset when none):
+   * the span the data actually covers, which rules measure run rates over.
+   *
+   * @generated from field: google.protobuf.Timestamp data_start = 10;
+   */
+  dataStart?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp data_end = 11;
+   */
+  dataEnd?: TimestampJson;
 };
 
 /**
@@ -2080,7 +2476,7 @@ export type GetScanDataResponseJson = {
 export const GetScanDataResponseSchema: GenMessage<
   GetScanDataResponse,
   { jsonType: GetScanDataResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 31);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 34);
 
 /**
  * Connections (sources of cost and usage data) of the team in the `x-team-id` metadata.
