@@ -34,6 +34,11 @@ export const scannerConfig = baseConfig
      * scan (a worker can then be killed mid-scan). 0, the default, in production.
      */
     SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+    /**
+     * Least rise of a day's usage-based spend over its baseline, in the data's currency, that the anomaly
+     * rules flag (the minimum daily impact; a team-level setting is not there yet).
+     */
+    ANOMALY_MIN_DAILY_IMPACT: z.coerce.number().min(0).default(50),
     /** Scans one worker process runs at once. */
     SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     /**

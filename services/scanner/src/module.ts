@@ -199,6 +199,7 @@ async function startScans(
           scanData: clients.scanData(options),
           identityClient: clients.identity(options),
           now: ctx.now,
+          minDailyImpact: config.ANOMALY_MIN_DAILY_IMPACT,
         })
       : runNoRules);
   const findingsOf =

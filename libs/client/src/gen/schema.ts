@@ -1317,6 +1317,8 @@ export interface components {
       rule_id: string;
       /** @description (extension) Money at stake per month in `currency`; `null` when the rule cannot compute it. */
       estimated_monthly_savings: number | null;
+      /** @description (extension) Days of data the monthly figure (`estimated_monthly_savings`, or a monthly run rate in the texts) was projected from: the cost observed per covered day times 30.44. Few days make a rough figure. `null` when the finding carries no monthly figure. */
+      projected_from_days: number | null;
       /** @description (extension) ISO 4217 code of `estimated_monthly_savings`. */
       currency: string;
       /** @description (extension) Reason given when suppressed; `null` otherwise. */
@@ -1387,6 +1389,12 @@ export interface components {
       title: string;
       description: string;
       recommendation: string;
+      /** @description What data the rule needs before it can fire: history, charge types, columns. */
+      needs: string;
+      /** @description How the rule computes `estimated_monthly_savings` of its findings ("none" when it does not). */
+      savings: string;
+      /** @description What the rule never flags. */
+      never_flags: string;
     };
     RuleList: {
       data: components['schemas']['Rule'][];
@@ -1449,12 +1457,14 @@ export interface components {
       /** @description Cost rows stored. */
       rows: number;
       /**
-       * @description FOCUS version the columns match.
+       * @description FOCUS version the columns match: the newest version any of the file's columns was introduced in (providers leave out conditional columns, so a file is not required to have every column of its version).
        * @enum {string}
        */
-      focus_version: '1.0' | '1.1' | '1.2';
-      /** @description Billing periods in the file, as their start dates, sorted; each replaced what was stored for it. */
+      focus_version: '1.0' | '1.1' | '1.2' | '1.3';
+      /** @description Billing periods in the file, as their UTC start dates, sorted; each replaced what was stored for it. */
       billing_periods: string[];
+      /** @description Each distinct billing period of the file (BillingPeriodStart and BillingPeriodEnd as the rows give them), sorted by start: what the data covers, to compare with the budget periods that will count it. */
+      billing_period_ranges: components['schemas']['BillingPeriodRange'][];
       /** @description Sums of the file per billing currency. */
       totals: {
         /** @example USD */
@@ -1468,9 +1478,45 @@ export interface components {
       bytes: number;
       /** @description Time the costs service took, in milliseconds. */
       duration_ms: number;
+      /** @description What the uploader should know about the stored data (the file was stored all the same); empty when nothing. `future_charges`: rows whose ChargePeriodStart is after the upload (details `rows`, `latest_charge_period_start`, `now`); they are stored and counted like the others. */
+      warnings: components['schemas']['IngestWarning'][];
     };
     IngestSummaryEnvelope: {
       data: components['schemas']['IngestSummary'];
+    };
+    /** @description (extension) One billing period of an uploaded file. */
+    BillingPeriodRange: {
+      /**
+       * Format: date-time
+       * @description BillingPeriodStart, in UTC.
+       */
+      start: string;
+      /**
+       * Format: date-time
+       * @description BillingPeriodEnd, in UTC: exclusive, the first instant after the period.
+       */
+      end: string;
+    };
+    /** @description (extension) Something the uploader of a stored file should know. */
+    IngestWarning: {
+      /**
+       * @description Stable, for programs (e.g. `future_charges`); more codes are added over time, so a client shows the message of a code it does not know.
+       * @example future_charges
+       */
+      code: string;
+      /** @description What happened and what to check, in a sentence. */
+      message: string;
+      /**
+       * @description The facts behind the message by name, all strings; which names depends on the code.
+       * @example {
+       *       "rows": "12",
+       *       "latest_charge_period_start": "2027-01-05T00:00:00Z",
+       *       "now": "2026-11-28T03:30:00Z"
+       *     }
+       */
+      details: {
+        [key: string]: string;
+      };
     };
     /**
      * @description An event type (`budgets.budget.breached`), every type under a prefix of whole tokens
@@ -1655,13 +1701,28 @@ export interface components {
       /** @description `current_spend / amount * 100`, rounded to two decimals. */
       percentage_used: number;
       /**
-       * @description (extension) Linear run rate to the end of the period, rounded to cents: `current_spend`
-       *     divided by the part of the period it covers, times the whole period. The covered part
-       *     ends with the last charge day with data in the period (cost exports arrive a day or more
-       *     late), or at the time of the read when there is none. Equal to `current_spend` once the
-       *     period is over.
+       * @description (extension) Estimated spend at the end of the period, rounded to cents: the usage-based part of
+       *     `current_spend` (FOCUS `ChargeFrequency` `Usage-Based`, or no `ChargeFrequency` and a
+       *     `ChargeCategory` other than `Purchase`, `Tax`, `Credit` and `Adjustment`) at its linear run rate
+       *     (divided by the part of the period it covers, times the whole period), plus the rest (recurring
+       *     fees, one-time purchases, taxes, credits, adjustments) once, as booked: a monthly fee charged on
+       *     the 1st is not multiplied. The covered part ends with the last charge day with usage-based data
+       *     in the period (cost exports arrive a day or more late), or at the time of the read when there is
+       *     none. Charges not yet booked (a purchase later in the month) cannot be foreseen. Equal to
+       *     `current_spend` once the period is over.
        */
       forecast_spend: number;
+      /**
+       * Format: date-time
+       * @description (extension) How far the data counted in `current_spend` reaches: the end (UTC midnight) of the
+       *     latest charge day with data in the period, as of `evaluated_at`; `null` when no data of the
+       *     budget's connections falls in the period. A `current_spend` of 0 with `data_through` `null`
+       *     means nothing was uploaded for this period (an export of an earlier month counts in that
+       *     month, not this one). Charges dated after the day of the evaluation are not counted (they are
+       *     counted once their day begins; the upload that carries them warns with `future_charges`), so
+       *     `data_through` is never later than the end of that day.
+       */
+      data_through: string | null;
       /** @description (extension) Spend in currencies without an exchange rate to `currency`, per currency; not counted in `current_spend`. */
       unconverted_spend: components['schemas']['UnconvertedSpend'][];
       /** @description `breached` while `percentage_used` >= 100 in the current period; back to `active` at a new period or when `amount` is raised above spend. `archived` budgets are not evaluated. */

@@ -19,6 +19,8 @@ export interface Finding {
   description: string;
   recommendation: string;
   estimatedMonthlySavings: number | null;
+  /** Days of data the monthly figure was projected from; null when the finding carries none. */
+  projectedFromDays: number | null;
   currency: string;
   suppressionReason: string | null;
   suppressedBy: string | null;
@@ -42,6 +44,7 @@ export interface FindingRow {
   description: string;
   recommendation: string;
   estimated_monthly_savings: number | null;
+  projected_from_days: number | null;
   currency: string;
   suppression_reason: string | null;
   suppressed_by: string | null;
@@ -52,7 +55,7 @@ export interface FindingRow {
 
 export const findingColumns = `f.id, f.team_id, f.project_id, f.scan_id, f.first_scan_id, f.rule_id, f.resource_id,
   f.resource_type, f.severity, f.status, f.title, f.description, f.recommendation, f.estimated_monthly_savings,
-  f.currency, f.suppression_reason, f.suppressed_by, f.created_at, f.updated_at, f.resolved_at`;
+  f.projected_from_days, f.currency, f.suppression_reason, f.suppressed_by, f.created_at, f.updated_at, f.resolved_at`;
 
 /** Most severe first, then newest; the id breaks ties so pages never overlap or skip. */
 export const findingOrder = 'f.severity_rank DESC, f.created_at DESC, f.id DESC';
@@ -72,6 +75,7 @@ export const toFinding = (row: FindingRow): Finding => ({
   description: row.description,
   recommendation: row.recommendation,
   estimatedMonthlySavings: row.estimated_monthly_savings,
+  projectedFromDays: row.projected_from_days,
   currency: row.currency,
   suppressionReason: row.suppression_reason,
   suppressedBy: row.suppressed_by,

@@ -78,6 +78,7 @@ export async function recordFindings(
     description: r.description,
     recommendation: r.recommendation,
     estimated_monthly_savings: r.estimatedMonthlySavings ?? null,
+    projected_from_days: r.projectedFromDays ?? null,
     currency: r.currency,
   }));
 
@@ -85,17 +86,19 @@ export async function recordFindings(
     ? await tx.query<FindingRow & { fingerprint: string }>(
         `INSERT INTO findings AS f (id, team_id, project_id, scan_id, first_scan_id, rule_id, fingerprint,
            resource_id, resource_type, severity, title, description, recommendation,
-           estimated_monthly_savings, currency, created_at, updated_at)
+           estimated_monthly_savings, projected_from_days, currency, created_at, updated_at)
          SELECT s.id, $1, $2, $3, $3, s.rule_id, s.fingerprint, s.resource_id, s.resource_type, s.severity,
-           s.title, s.description, s.recommendation, s.estimated_monthly_savings, s.currency, $5, $5
+           s.title, s.description, s.recommendation, s.estimated_monthly_savings, s.projected_from_days,
+           s.currency, $5, $5
          FROM jsonb_to_recordset($4::jsonb) AS s(id text, fingerprint text, rule_id text, resource_id text,
            resource_type text, severity text, title text, description text, recommendation text,
-           estimated_monthly_savings numeric, currency text)
+           estimated_monthly_savings numeric, projected_from_days integer, currency text)
          ON CONFLICT (team_id, project_id, fingerprint) DO UPDATE SET
            scan_id = EXCLUDED.scan_id, severity = EXCLUDED.severity, resource_type = EXCLUDED.resource_type,
            title = EXCLUDED.title, description = EXCLUDED.description,
            recommendation = EXCLUDED.recommendation,
-           estimated_monthly_savings = EXCLUDED.estimated_monthly_savings, currency = EXCLUDED.currency,
+           estimated_monthly_savings = EXCLUDED.estimated_monthly_savings,
+           projected_from_days = EXCLUDED.projected_from_days, currency = EXCLUDED.currency,
            status = CASE WHEN f.status = 'resolved' THEN 'open' ELSE f.status END,
            resolved_at = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_at END,
            updated_at = EXCLUDED.updated_at

@@ -1,36 +1,61 @@
-/** A day whose cost stands out from the days before it. */
+import type { DailyServiceCost } from './types';
+
+/** A day whose usage-based cost stands out from the days of its series before it. */
 export interface Anomaly {
   day: string;
   cost: number;
+  /** Mean of the trailing days. */
   baseline: number;
+  /** Days the baseline was computed over. */
+  baselineDays: number;
 }
 
-const trailingDays = 14;
-const minBaselineDays = 7;
+/** Days of a series' own history an anomaly needs before it can fire (and the baseline's length). */
+export const minHistoryDays = 14;
+/** A day must exceed its baseline by at least this share (0.5 = 50% above the mean) ... */
+export const minRelativeJump = 0.5;
+/** ... and by this many standard deviations of the baseline days. */
+export const minDeviations = 3;
+
+export interface AnomalyThresholds {
+  /** Least excess over the baseline, in money, worth a finding (the team's minimum daily impact). */
+  minExcess: number;
+}
 
 /**
- * Days of a daily series (sorted by day, missing days are no cost) whose cost exceeds the mean of the
- * trailing 14 days by three standard deviations, by half the mean, and by `minExcess` in money.
+ * Days of a daily series (sorted by day) whose cost exceeds the mean of the `minHistoryDays` days before
+ * it by `minDeviations` standard deviations, by `minRelativeJump` of the mean and by `minExcess` in money.
+ * The series covers only days the data covers: it starts on its own first day with a cost, so the days
+ * before a service existed are not zeros; a day needs `minHistoryDays` days of the series before it.
  */
-export function anomaliesOf(series: { day: string; cost: number }[], minExcess: number): Anomaly[] {
+export function anomaliesOf(
+  series: { day: string; cost: number }[],
+  { minExcess }: AnomalyThresholds,
+): Anomaly[] {
   const found: Anomaly[] = [];
-  for (let index = minBaselineDays; index < series.length; index++) {
-    const trailing = series.slice(Math.max(0, index - trailingDays), index).map((point) => point.cost);
+  for (let index = minHistoryDays; index < series.length; index++) {
+    const trailing = series.slice(index - minHistoryDays, index).map((point) => point.cost);
     const mean = trailing.reduce((sum, cost) => sum + cost, 0) / trailing.length;
     const variance = trailing.reduce((sum, cost) => sum + (cost - mean) ** 2, 0) / trailing.length;
     const { day, cost } = series[index]!;
-    if (cost > mean + 3 * Math.sqrt(variance) && cost > mean * 1.5 && cost - mean >= minExcess)
-      found.push({ day, cost, baseline: mean });
+    if (
+      cost > mean + minDeviations * Math.sqrt(variance) &&
+      cost >= mean * (1 + minRelativeJump) &&
+      cost - mean >= minExcess
+    )
+      found.push({ day, cost, baseline: mean, baselineDays: trailing.length });
   }
   return found;
 }
 
-/** Every UTC day from `first` to `last` (YYYY-MM-DD, both included) with its cost, 0 where none. */
-export function filledSeries(
-  costs: Map<string, number>,
-  first: string,
-  last: string,
-): { day: string; cost: number }[] {
+/**
+ * A series' days from its first day with usage-based cost to the data's last day (`last`, YYYY-MM-DD),
+ * 0 where the data covers a day the series had no cost.
+ */
+export function seriesFrom(costs: Map<string, number>, last: string): { day: string; cost: number }[] {
+  const days = [...costs].filter(([, cost]) => cost !== 0).map(([day]) => day);
+  if (days.length === 0) return [];
+  const first = days.sort()[0]!;
   const series = [];
   for (let at = Date.parse(`${first}T00:00:00Z`); at <= Date.parse(`${last}T00:00:00Z`); at += 86_400_000) {
     const day = new Date(at).toISOString().slice(0, 10);
@@ -38,3 +63,34 @@ export function filledSeries(
   }
   return series;
 }
+
+/** The usage-based daily series of `rows`, grouped by `key`. */
+export function usageSeries(
+  rows: DailyServiceCost[],
+  key: (row: DailyServiceCost) => string,
+): Map<string, { rows: DailyServiceCost[]; days: Map<string, number> }> {
+  const groups = new Map<string, { rows: DailyServiceCost[]; days: Map<string, number> }>();
+  for (const row of rows) {
+    const id = key(row);
+    const group = groups.get(id) ?? { rows: [], days: new Map<string, number>() };
+    group.rows.push(row);
+    group.days.set(row.day, (group.days.get(row.day) ?? 0) + row.usageCost);
+    groups.set(id, group);
+  }
+  return groups;
+}
+
+/**
+ * Severity from money and size together: `high` when the excess is at least ten times the minimum daily
+ * impact and the day at least doubled its baseline, `medium` at three times the minimum, else `low`.
+ */
+export function anomalySeverity(anomaly: Anomaly, minExcess: number): 'low' | 'medium' | 'high' {
+  const excess = anomaly.cost - anomaly.baseline;
+  const relative = anomaly.baseline > 0 ? excess / anomaly.baseline : Infinity;
+  if (excess >= 10 * minExcess && relative >= 1) return 'high';
+  if (excess >= 3 * minExcess) return 'medium';
+  return 'low';
+}
+
+/** The data's last day (YYYY-MM-DD) from its end (exclusive). */
+export const lastDayOf = (end: number): string => new Date(end - 1).toISOString().slice(0, 10);

@@ -39,11 +39,16 @@ export const allRules: readonly Rule[] = [
 ];
 
 /** The catalogue as FindingsService.ListRules and GET /v1/guard/rules serve it. */
-export const rules = allRules.map(({ id, severity, category, title, description, recommendation }) => ({
-  id,
-  severity,
-  category,
-  title,
-  description,
-  recommendation,
-}));
+export const rules = allRules.map(
+  ({ id, severity, category, title, description, recommendation, needs, savings, neverFlags }) => ({
+    id,
+    severity,
+    category,
+    title,
+    description,
+    recommendation,
+    needs,
+    savings,
+    neverFlags,
+  }),
+);

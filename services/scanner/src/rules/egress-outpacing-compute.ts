@@ -16,6 +16,10 @@ export const egressOutpacingCompute: Rule = {
     "The daily cost of a connection's data transfer (usage priced per GB) grew month over month by 25% or more, at least 20 points faster than its compute.",
   recommendation:
     'Find the new traffic (cross-region or internet egress, NAT gateways); keep traffic in one region or zone, add a CDN or VPC endpoints.',
+  needs:
+    'At least 7 days of data in each of two consecutive calendar months; usage priced per GB outside storage services.',
+  savings: 'none: the growth is stated, not a saving.',
+  neverFlags: 'Egress growing with compute (less than 20 points faster); a single month of data.',
   evaluate(data, { currency }) {
     return [...byConnection(data.daily)].flatMap(([connectionId, rows]) => {
       const egress = lastMonthGrowth(dailyAverageByMonth(rows, (row) => row.dataTransferCost));

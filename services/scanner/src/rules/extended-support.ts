@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { money, monthly, resourceTypeOf } from './window';
+import { coveredDays, money, monthlyCostOf, projectedDays, resourceTypeOf } from './window';
 
 /** Charges for running an engine or runtime past its standard support (RDS, EKS, ... Extended Support). */
 const extendedSupport = /\bextended support\b/i;
@@ -13,10 +13,16 @@ export const extendedSupportCharges: Rule = {
   description:
     'The resource pays an extended-support surcharge because it runs a version past its end of standard support.',
   recommendation: 'Upgrade it to a supported version: the surcharge stops, and security fixes continue.',
+  needs:
+    "A charge description naming Extended Support on the resource's costliest charge; any number of days.",
+  savings:
+    "The resource's cost per covered day (first to last seen) times 30.44 (its costliest charge is the surcharge); capped with the resource's other findings at its monthly cost.",
+  neverFlags: 'Resources on a supported version.',
   evaluate(data, { currency }) {
     return data.resources.flatMap((resource) => {
       if (!extendedSupport.test(resource.chargeDescription)) return [];
-      const savings = money(monthly(resource.effectiveCost, data));
+      const days = coveredDays(resource);
+      const savings = money(monthlyCostOf(resource));
       return [
         {
           ruleId: this.id,
@@ -24,9 +30,10 @@ export const extendedSupportCharges: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} is billed "${resource.chargeDescription}".`,
-          recommendation: `Upgrade ${resource.resourceId} to a supported version: ${savings} ${currency} a month less.`,
+          description: `${resource.resourceId} is billed "${resource.chargeDescription}": ${money(resource.effectiveCost)} ${currency} over ${money(days)} days.`,
+          recommendation: `Upgrade ${resource.resourceId} to a supported version: up to ${savings} ${currency} a month less.`,
           estimatedMonthlySavings: savings,
+          projectedFromDays: projectedDays(days),
           currency,
         },
       ];

@@ -1,10 +1,13 @@
 import type { Rule } from './types';
-import { daysPerMonth, money, resourceTypeOf } from './window';
+import { dataDays, dataSpan, daysPerMonth, money, projectedDays, resourceTypeOf } from './window';
 
 const recentDays = 7;
+/** Days of charges a new resource needs before its run rate is projected to a month. */
+const minDays = 3;
 const minMonthly = 100;
 /** Share of the connection's monthly spend a new resource must reach to be worth a look. */
 const minShare = 0.05;
+const dayMs = 86_400_000;
 
 /** A resource first billed in the last 7 days whose run rate is already a sizeable part of the bill. */
 export const newCostlyResource: Rule = {
@@ -12,21 +15,25 @@ export const newCostlyResource: Rule = {
   severity: 'medium',
   category: 'spend',
   title: 'New resource with a high run rate',
-  description:
-    "A resource first billed in the last 7 days of the window runs at 100 or more a month and at least 5% of its connection's spend.",
+  description: `A resource first billed in the last ${recentDays} days of the data, with at least ${minDays} days of usage charges, runs at ${minMonthly} or more a month and at least ${minShare * 100}% of its connection's monthly spend.`,
   recommendation:
     'Confirm the resource is meant to exist at this size; right-size it or remove it if it was created by mistake or for a test.',
+  needs: `More than ${2 * recentDays} days of data, and ${minDays} days of the new resource's charges (its run rate is projected from them: projected_from_days).`,
+  savings: 'none: the run rate is stated, not a saving.',
+  neverFlags:
+    'Resources whose costliest charge is not usage (one-time purchases, recurring fees, taxes, credits); resources seen on fewer than 3 days.',
   evaluate(data, { currency }) {
-    const end = Date.parse(data.windowEnd);
-    const windowDays = (end - Date.parse(data.windowStart)) / 86_400_000;
-    if (windowDays <= 2 * recentDays) return [];
+    const { end } = dataSpan(data);
+    const span = dataDays(data);
+    if (span <= 2 * recentDays) return [];
     const connectionMonthly = new Map(
-      data.totals.map((totals) => [totals.connectionId, (totals.effectiveCost / windowDays) * daysPerMonth]),
+      data.totals.map((totals) => [totals.connectionId, (totals.effectiveCost / span) * daysPerMonth]),
     );
     return data.resources.flatMap((resource) => {
+      if (resource.chargeCategory !== 'Usage' || resource.daysSeen < minDays) return [];
       const first = Date.parse(resource.firstSeen);
-      if (end - first > recentDays * 86_400_000) return [];
-      const activeDays = Math.max(1, (end - first) / 86_400_000);
+      if (end - first > recentDays * dayMs) return [];
+      const activeDays = Math.max(1, (Math.min(end, Date.parse(resource.lastSeen)) - first) / dayMs);
       const runRate = (resource.effectiveCost / activeDays) * daysPerMonth;
       const threshold = Math.max(minMonthly, minShare * (connectionMonthly.get(resource.connectionId) ?? 0));
       if (runRate < threshold) return [];
@@ -37,8 +44,9 @@ export const newCostlyResource: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} (${resource.serviceName}) first billed ${resource.firstSeen.slice(0, 10)}, running at ${money(runRate)} ${currency} a month.`,
+          description: `${resource.resourceId} (${resource.serviceName}) first billed ${resource.firstSeen.slice(0, 10)}: ${money(resource.effectiveCost)} ${currency} over ${money(activeDays)} days, a run rate of ${money(runRate)} ${currency} a month (projected from ${projectedDays(activeDays)} days).`,
           recommendation: this.recommendation,
+          projectedFromDays: projectedDays(activeDays),
           currency,
         },
       ];

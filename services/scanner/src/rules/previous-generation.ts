@@ -1,15 +1,96 @@
-import type { Rule } from './types';
-import { money, monthly, resourceTypeOf } from './window';
+import type { Rule, ScanResource } from './types';
+import { coveredDays, money, monthlyCostOf, projectedDays, resourceTypeOf } from './window';
 
-/** AWS instance families a current generation replaces at a lower price per unit of work. */
-const oldInstance =
-  /\b(t1|t2|m1|m2|m3|m4|c1|c3|c4|r3|r4|i2|d2|g2|g3|p2|x1)\.(nano|micro|small|medium|\d*x?large)\b/i;
-/** gp2 volumes (gp3 costs about 20% less per GB) and magnetic (standard) volumes. */
+/** An instance type in a charge description: family (class letters, generation, options) and size. */
+const instanceType = /\b([a-z]{1,3})(\d)([a-z-]*)\.(nano|micro|small|medium|\d*x?large|metal)\b/i;
+/** AWS instance families a current generation replaces. */
+const oldFamilies = new Set([
+  't1',
+  't2',
+  'm1',
+  'm2',
+  'm3',
+  'm4',
+  'c1',
+  'c3',
+  'c4',
+  'r3',
+  'r4',
+  'i2',
+  'd2',
+  'g2',
+  'g3',
+  'p2',
+  'x1',
+]);
+/** gp2 volumes (gp3 costs 20% less per GB) and magnetic (standard) volumes. */
 const gp2Volume = /\bgp2\b/i;
 const magneticVolume = /\bmagnetic\b/i;
-/** Estimated share saved by moving: a current instance family typically costs about 10% less; gp3 20% less than gp2. */
-const instanceShare = 0.1;
-const gp2Share = 0.2;
+/**
+ * When the data holds no current-generation instance of the same class to compare with: the share a
+ * move typically saves, from AWS us-east-1 Linux on-demand list prices of the same size (t2.medium
+ * 0.0464 vs t3.medium 0.0416; m4.large 0.10 vs m5.large 0.096; c4.large 0.10 vs c5.large 0.085; ...).
+ * 0 where the successor is not cheaper per hour (GPU and memory families): the move is for speed.
+ */
+const typicalShare: Record<string, number> = {
+  t1: 0.48,
+  t2: 0.1,
+  m1: 0.45,
+  m2: 0,
+  m3: 0.28,
+  m4: 0.04,
+  c1: 0.3,
+  c3: 0.19,
+  c4: 0.15,
+  r3: 0.24,
+  r4: 0.05,
+  i2: 0.63,
+  d2: 0.28,
+  g2: 0,
+  g3: 0,
+  p2: 0,
+  x1: 0,
+  gp2: 0.2,
+  magnetic: 0,
+};
+
+/** Size in normalised units (small = 1), as AWS normalises reservations. */
+function sizeUnits(size: string): number {
+  const named: Record<string, number> = { nano: 0.25, micro: 0.5, small: 1, medium: 2, large: 4, xlarge: 8 };
+  const lower = size.toLowerCase();
+  if (named[lower] !== undefined) return named[lower];
+  const multiple = /^(\d+)xlarge$/.exec(lower);
+  return multiple ? Number(multiple[1]) * 8 : 0;
+}
+
+interface Priced {
+  classLetters: string;
+  generation: number;
+  family: string;
+  type: string;
+  /** Price per hour and normalised unit; undefined when the quantity is unknown. */
+  unitPrice: number | undefined;
+}
+
+function pricedOf(resource: ScanResource): Priced | undefined {
+  const match = instanceType.exec(resource.chargeDescription);
+  if (!match) return undefined;
+  const [type, letters, generation, options, size] = match;
+  const hours =
+    /hour|hrs/i.test(resource.pricingUnit) && resource.pricingQuantity > 0
+      ? resource.pricingQuantity
+      : resource.hoursSeen;
+  const units = sizeUnits(size!);
+  const cost =
+    resource.listCost !== null && resource.listCost > 0 ? resource.listCost : resource.effectiveCost;
+  return {
+    classLetters: letters!.toLowerCase(),
+    generation: Number(generation),
+    family: `${letters!.toLowerCase()}${generation}${options!.toLowerCase()}`,
+    type: type!,
+    unitPrice: hours > 0 && units > 0 && cost > 0 ? cost / (hours * units) : undefined,
+  };
+}
 
 /** Instances and volumes of a family the provider has superseded (read from the charge description). */
 export const previousGeneration: Rule = {
@@ -21,17 +102,58 @@ export const previousGeneration: Rule = {
     'The resource runs on a superseded instance family (t2, m4, c4, r4, g3, ...) or volume type (gp2, magnetic).',
   recommendation:
     'Move it to the current generation (e.g. t3/t4g, m6i/m7g, g5; gp3 volumes): usually cheaper and faster.',
+  needs: "The instance type or volume type in the resource's charge description; any number of days.",
+  savings:
+    'Its cost per covered day (first to last seen) times 30.44, times the share by which a newer family of the same class observed in the data costs less per hour and normalised size (list cost, else effective cost); without one in the data, a typical share from list prices, labelled an estimate. Ranked against scheduling and commitments of the same resource.',
+  neverFlags:
+    'Current-generation families; magnetic volumes and GPU or memory families get no savings figure (their successors are not cheaper per hour).',
   evaluate(data, { currency }) {
+    const current = data.resources
+      .map(pricedOf)
+      .filter((p): p is Priced => !!p && !oldFamilies.has(`${p.classLetters}${p.generation}`));
     return data.resources.flatMap((resource) => {
       const text = resource.chargeDescription;
+      const priced = pricedOf(resource);
+      const oldInstance =
+        priced && oldFamilies.has(`${priced.classLetters}${priced.generation}`) ? priced : undefined;
       const family =
-        oldInstance.exec(text)?.[0] ??
-        (gp2Volume.test(text) ? 'gp2' : magneticVolume.test(text) ? 'magnetic' : '');
+        oldInstance?.family ?? (gp2Volume.test(text) ? 'gp2' : magneticVolume.test(text) ? 'magnetic' : '');
       if (!family) return [];
-      // Magnetic volumes are cheaper per GB than gp3: moving them is for support and speed, not money.
-      const share = family === 'gp2' ? gp2Share : family === 'magnetic' ? 0 : instanceShare;
-      const savings = share > 0 ? money(monthly(resource.effectiveCost, data) * share) : undefined;
-      const target = family === 'gp2' || family === 'magnetic' ? 'gp3' : 'its current-generation family';
+      const days = coveredDays(resource);
+      const cost = monthlyCostOf(resource);
+      const target = oldInstance ? 'its current-generation family' : 'gp3';
+
+      // The closest newer generation of the same class the data prices, averaged over its resources.
+      let observed: { family: string; type: string; price: number; share: number } | undefined;
+      if (oldInstance?.unitPrice) {
+        const newer = current.filter(
+          (p) =>
+            p.classLetters === oldInstance.classLetters &&
+            p.generation > oldInstance.generation &&
+            p.unitPrice,
+        );
+        const closest = Math.min(...newer.map((p) => p.generation));
+        const peers = newer.filter((p) => p.generation === closest);
+        if (peers.length > 0) {
+          const price = peers.reduce((sum, p) => sum + p.unitPrice!, 0) / peers.length;
+          observed = {
+            family: peers[0]!.family,
+            type: peers[0]!.type,
+            price,
+            share: Math.max(0, 1 - price / oldInstance.unitPrice),
+          };
+        }
+      }
+      const share =
+        observed?.share ??
+        typicalShare[oldInstance ? `${oldInstance.classLetters}${oldInstance.generation}` : family] ??
+        0;
+      const savings = share > 0 ? money(cost * share) : undefined;
+      const basis = observed
+        ? ` In this data ${observed.family} costs ${Math.round(share * 100)}% less per hour and size than ${family} (${observed.type} and others at ${observed.price.toPrecision(3)} vs ${oldInstance!.unitPrice!.toPrecision(3)} ${currency} per hour and normalised unit).`
+        : savings === undefined
+          ? ''
+          : ` Estimate: ${family} typically costs ${Math.round(share * 100)}% more than its successor at list price; the data holds no newer ${family} resource to compare with.`;
       return [
         {
           ruleId: this.id,
@@ -39,12 +161,14 @@ export const previousGeneration: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} is ${family}, a previous generation ("${text}").`,
+          description: `${resource.resourceId} is ${oldInstance?.type ?? family}, a previous generation ("${text}"), costing ${money(cost)} ${currency} a month.${basis}`,
           recommendation:
             savings === undefined
-              ? `Move ${resource.resourceId} to ${target}.`
-              : `Move ${resource.resourceId} to ${target}: about ${Math.round(share * 100)}% less, ${savings} ${currency} a month (estimate).`,
-          ...(savings === undefined ? {} : { estimatedMonthlySavings: savings }),
+              ? `Move ${resource.resourceId} to ${target} for speed and support; no saving is expected.`
+              : `Move ${resource.resourceId} to ${observed ? observed.family : target}: about ${savings} ${currency} a month less${observed ? '' : ' (estimate)'}.`,
+          ...(savings === undefined
+            ? {}
+            : { estimatedMonthlySavings: savings, projectedFromDays: projectedDays(days) }),
           currency,
         },
       ];

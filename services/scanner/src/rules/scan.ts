@@ -2,7 +2,8 @@ import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/prot
 import { costs } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
 import { allRules } from './catalogue';
-import type { RuleResult, ScanData } from './types';
+import { rankSavings } from './rank';
+import { defaultMinDailyImpact, type RuleResult, type ScanData } from './types';
 
 export interface ScanDeps {
   /** Costs' ScanDataService (COSTS_ADDR). */
@@ -16,6 +17,8 @@ export interface ScanProjectInput {
   /** The team's required tag keys (identity GetTeamSettings.required_tags). */
   requiredTags: string[];
   now: Date;
+  /** The team's minimum daily impact for anomalies (`defaultMinDailyImpact` when unset). */
+  minDailyImpact?: number;
   /** End of the window; by default the end of the connections' latest charge period. */
   until?: Date;
 }
@@ -42,6 +45,13 @@ export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
       lastSeen: iso(resource.lastSeen),
     })),
     totals: response.totals.map((totals) => ({ ...totals, records: Number(totals.records) })),
+    commitments: response.commitments.map((commitment) => ({
+      ...commitment,
+      firstSeen: iso(commitment.firstSeen),
+      lastSeen: iso(commitment.lastSeen),
+    })),
+    dataStart: iso(response.dataStart),
+    dataEnd: iso(response.dataEnd),
   };
 }
 
@@ -53,8 +63,16 @@ export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Prom
     { teamId: input.teamId },
   );
   const data = scanDataOf(response);
-  const context = { requiredTags: input.requiredTags, now: input.now, currency: data.currency || 'USD' };
-  const results = allRules.flatMap((rule) => rule.evaluate(data, context));
+  const context = {
+    requiredTags: input.requiredTags,
+    now: input.now,
+    currency: data.currency || 'USD',
+    minDailyImpact: input.minDailyImpact ?? defaultMinDailyImpact,
+  };
+  const results = rankSavings(
+    allRules.flatMap((rule) => rule.evaluate(data, context)),
+    data,
+  );
   const resourcesScanned = data.totals.reduce((sum, totals) => sum + totals.resources, 0);
   return { resourcesScanned, results, truncated: data.truncated };
 }

@@ -1,47 +1,46 @@
-import { anomaliesOf, filledSeries } from './baseline';
+import {
+  anomaliesOf,
+  anomalySeverity,
+  lastDayOf,
+  minDeviations,
+  minHistoryDays,
+  minRelativeJump,
+  seriesFrom,
+  usageSeries,
+} from './baseline';
 import type { Rule } from './types';
-import { money } from './window';
+import { dataSpan, money } from './window';
 
-const minExcess = 10;
-
-/** One service of a connection whose day cost far above its trailing 14-day baseline. */
+/** One service of a connection whose day of usage-based spend is far above its trailing baseline. */
 export const serviceCostAnomaly: Rule = {
   id: 'spend-service-anomaly',
-  severity: 'medium',
+  severity: 'high',
   category: 'spend',
   title: 'Service spend spike',
-  description:
-    "A service's daily spend rose more than three standard deviations (and 50%) above the mean of its 14 days before.",
+  description: `A service's daily usage-based spend rose more than ${minDeviations} standard deviations, ${minRelativeJump * 100}% and the team's minimum daily impact above the mean of its ${minHistoryDays} days before. Severity: high from ten times the minimum impact and a doubled day, medium from three times, else low.`,
   recommendation:
     "Look at the service's resources created or scaled that day; remove or resize what is not needed.",
-  evaluate(data, { currency }) {
-    const perService = new Map<
-      string,
-      { connectionId: string; serviceName: string; days: Map<string, number> }
-    >();
-    for (const row of data.daily) {
-      const id = `${row.connectionId}/${row.serviceName}`;
-      const entry = perService.get(id) ?? {
-        connectionId: row.connectionId,
-        serviceName: row.serviceName,
-        days: new Map(),
-      };
-      entry.days.set(row.day, (entry.days.get(row.day) ?? 0) + row.effectiveCost);
-      perService.set(id, entry);
-    }
-    const first = data.windowStart.slice(0, 10);
-    const last = new Date(Date.parse(data.windowEnd) - 1).toISOString().slice(0, 10);
-    return [...perService].flatMap(([id, { serviceName, days }]) => {
-      const latest = anomaliesOf(filledSeries(days, first, last), minExcess).at(-1);
+  needs: `${minHistoryDays} days of the service's own usage-based spend before the day judged, counted from its first day with cost (a new service cannot spike on its first days).`,
+  savings: 'none: a spike is a cost already incurred.',
+  neverFlags:
+    "Recurring fees (a monthly charge on the 1st), one-time purchases, taxes, credits and adjustments; a service's first 14 days; a rise below the team's minimum daily impact (default 50 in the data's currency).",
+  evaluate(data, { currency, minDailyImpact }) {
+    const last = lastDayOf(dataSpan(data).end);
+    const series = usageSeries(data.daily, (row) => `${row.connectionId}/${row.serviceName}`);
+    return [...series].flatMap(([id, { rows, days }]) => {
+      const latest = anomaliesOf(seriesFrom(days, last), { minExcess: minDailyImpact }).at(-1);
       if (!latest) return [];
+      const serviceName = rows[0]!.serviceName;
+      const excess = latest.cost - latest.baseline;
+      const relative = latest.baseline > 0 ? ` (+${Math.round((excess / latest.baseline) * 100)}%)` : '';
       return [
         {
           ruleId: this.id,
           resourceId: id,
           resourceType: 'service',
-          severity: this.severity,
+          severity: anomalySeverity(latest, minDailyImpact),
           title: this.title,
-          description: `On ${latest.day} ${serviceName || 'an unnamed service'} cost ${money(latest.cost)} ${currency} against a trailing average of ${money(latest.baseline)} ${currency}.`,
+          description: `On ${latest.day} ${serviceName || 'an unnamed service'} cost ${money(latest.cost)} ${currency} in usage-based charges, ${money(excess)} ${currency} above its average of ${money(latest.baseline)} ${currency} over the ${latest.baselineDays} days before${relative}.`,
           recommendation: this.recommendation,
           currency,
         },

@@ -15,6 +15,10 @@ export const storageGrowth: Rule = {
     "The daily cost of a connection's storage services (data transfer aside) grew 20% or more over the previous month.",
   recommendation:
     'Add lifecycle rules (expire or move old objects and snapshots to colder tiers) and delete orphaned volumes and snapshots.',
+  needs:
+    "At least 7 days of data in each of two consecutive calendar months; storage services' daily cost (data transfer aside).",
+  savings: 'none: the growth is stated, not a saving.',
+  neverFlags: 'Growth under 20% or under 10 a month; a single month of data.',
   evaluate(data, { currency }) {
     return [...byConnection(data.daily)].flatMap(([connectionId, rows]) => {
       const months = dailyAverageByMonth(

@@ -40,8 +40,18 @@ export type ScanResource = Omit<
   lastSeen: string;
 };
 
-/** Cost of one UTC day (YYYY-MM-DD) of one connection and service, with its data transfer part. */
+/**
+ * Cost of one UTC day (YYYY-MM-DD) of one connection and service, with its data transfer part and its
+ * usage-based part (`usageCost`: ChargeFrequency Usage-Based, or no ChargeFrequency and ChargeCategory
+ * Usage), the only part daily anomaly rules judge.
+ */
 export type DailyServiceCost = Fields<costs.DailyServiceCost>;
+
+/** One commitment discount of a connection: its used and unused cost, first and last seen (ISO). */
+export type CommitmentUse = Omit<Fields<costs.CommitmentUse>, 'firstSeen' | 'lastSeen'> & {
+  firstSeen: string;
+  lastSeen: string;
+};
 
 /** Totals of one connection over the window (computed over every row, not only the resources returned). */
 export type ConnectionTotals = Omit<Fields<costs.ConnectionScanTotals>, 'records'> & { records: number };
@@ -61,6 +71,14 @@ export interface ScanData {
   totals: ConnectionTotals[];
   daily: DailyServiceCost[];
   tagUsage: TagUsage[];
+  /** Commitment discounts named by the rows, with their used and unused cost. */
+  commitments: CommitmentUse[];
+  /**
+   * The span the data covers: first charge period start and last charge period end of the rows in the
+   * window (ISO; '' when there are none). Run rates are measured over it, never over the whole window.
+   */
+  dataStart: string;
+  dataEnd: string;
 }
 
 /** What a rule found: one finding about one resource (or a connection / 'project' for team-wide ones). */
@@ -73,6 +91,8 @@ export interface RuleResult {
   description: string;
   recommendation: string;
   estimatedMonthlySavings?: number;
+  /** Days of data a monthly figure (the savings, or a run rate in the texts) was projected from. */
+  projectedFromDays?: number;
   currency: string;
 }
 
@@ -81,7 +101,15 @@ export interface RuleContext {
   requiredTags: string[];
   now: Date;
   currency: string;
+  /**
+   * The team's minimum daily impact, in the data's currency: a day whose usage-based spend exceeds its
+   * baseline by less than this is never flagged as an anomaly (default `defaultMinDailyImpact`).
+   */
+  minDailyImpact: number;
 }
+
+/** What the scanner uses when the team set no minimum daily impact for anomalies (data's currency). */
+export const defaultMinDailyImpact = 50;
 
 export interface Rule {
   id: string;
@@ -90,5 +118,11 @@ export interface Rule {
   title: string;
   description: string;
   recommendation: string;
+  /** What data it needs before it can fire (history, charge types). */
+  needs: string;
+  /** How it computes estimated_monthly_savings ("none" when it does not). */
+  savings: string;
+  /** What it never flags. */
+  neverFlags: string;
   evaluate(data: ScanData, context: RuleContext): RuleResult[];
 }

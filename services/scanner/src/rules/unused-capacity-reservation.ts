@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { money, monthly } from './window';
+import { coveredDays, money, perMonth, projectedDays } from './window';
 
 /** Reserved capacity (FOCUS 1.1 CapacityReservationStatus Unused) billed while nothing ran in it. */
 export const unusedCapacityReservation: Rule = {
@@ -9,12 +9,16 @@ export const unusedCapacityReservation: Rule = {
   title: 'Unused capacity reservation',
   description: 'A capacity reservation was billed for capacity no instance used.',
   recommendation: 'Cancel the reservation, shrink it to what runs, or launch the planned instances into it.',
+  needs: 'CapacityReservationStatus (FOCUS 1.1+) rows marked Unused; any number of days.',
+  savings: "The unused rows' cost per covered day (first to last seen of the reservation) times 30.44.",
+  neverFlags: 'Reservations whose capacity was used; files without the capacity reservation columns.',
   evaluate(data, { currency }) {
     return data.resources.flatMap((resource) => {
       const unusedRow = resource.capacityReservationStatus === 'Unused';
       if (resource.unusedCapacityReservationCost <= 0 && !unusedRow) return [];
       const reservation = resource.capacityReservationId || resource.resourceId;
-      const savings = money(monthly(resource.unusedCapacityReservationCost, data));
+      const days = coveredDays(resource);
+      const savings = money(perMonth(resource.unusedCapacityReservationCost, days));
       return [
         {
           ruleId: this.id,
@@ -22,9 +26,10 @@ export const unusedCapacityReservation: Rule = {
           resourceType: resource.resourceType || 'capacity-reservation',
           severity: this.severity,
           title: this.title,
-          description: `Capacity reservation ${reservation} was billed ${money(resource.unusedCapacityReservationCost)} ${currency} for unused capacity in the window.`,
+          description: `Capacity reservation ${reservation} was billed ${money(resource.unusedCapacityReservationCost)} ${currency} for unused capacity over ${money(days)} days.`,
           recommendation: `Cancel or shrink ${reservation}: ${savings} ${currency} a month.`,
           estimatedMonthlySavings: savings,
+          projectedFromDays: projectedDays(days),
           currency,
         },
       ];

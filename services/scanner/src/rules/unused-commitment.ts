@@ -1,5 +1,5 @@
-import type { Rule } from './types';
-import { money, monthly } from './window';
+import type { Rule, RuleResult } from './types';
+import { coveredDays, money, perMonth, projectedDays } from './window';
 
 /** A commitment (savings plan, reserved instance) whose paid-for capacity went partly or wholly unused. */
 export const unusedCommitment: Rule = {
@@ -11,28 +11,56 @@ export const unusedCommitment: Rule = {
     'Part of a commitment discount (savings plan or reservation) was billed as unused: paid for, not consumed.',
   recommendation:
     'Move matching usage onto the commitment (region, family, account scope), exchange or sell it, and size the next purchase to the steady usage.',
+  needs:
+    'Rows naming the commitment (CommitmentDiscountId) with CommitmentDiscountStatus Used and Unused; any number of days.',
+  savings:
+    "The commitment's Unused rows' cost per covered day (first to last row naming it) times 30.44; its unused share is Unused / (Used + Unused) of those rows.",
+  neverFlags: 'Commitments whose rows are all Used; the purchase or recurring fee of a commitment itself.',
   evaluate(data, { currency }) {
-    return data.resources.flatMap((resource) => {
-      const unusedRow = resource.commitmentDiscountStatus === 'Unused';
-      if (resource.unusedCommitmentCost <= 0 && !unusedRow) return [];
-      const unused = resource.unusedCommitmentCost;
-      const share = resource.effectiveCost > 0 ? Math.min(1, unused / resource.effectiveCost) : 1;
-      const savings = money(monthly(unused, data));
-      const commitment = resource.commitmentDiscountId || resource.resourceId;
-      const kind = resource.commitmentDiscountType || 'commitment';
-      return [
-        {
-          ruleId: this.id,
-          resourceId: resource.resourceId,
-          resourceType: resource.commitmentDiscountType || resource.resourceType || 'commitment',
-          severity: this.severity,
-          title: this.title,
-          description: `${kind} ${commitment}: ${Math.round(share * 100)}% of its cost in the window went unused (${money(unused)} ${currency}).`,
-          recommendation: `Put usage on ${commitment} or exchange it: the unused part costs ${savings} ${currency} a month.`,
-          estimatedMonthlySavings: savings,
-          currency,
-        },
-      ];
-    });
+    const results: RuleResult[] = [];
+    const judged = new Set<string>();
+    for (const commitment of data.commitments) {
+      judged.add(`${commitment.connectionId}/${commitment.commitmentDiscountId}`);
+      const unused = commitment.unusedCost;
+      if (unused <= 0) continue;
+      const share = unused / (commitment.usedCost + unused);
+      const days = coveredDays(commitment);
+      const savings = money(perMonth(unused, days));
+      const id = commitment.commitmentDiscountId;
+      const kind = commitment.commitmentDiscountType || 'Commitment';
+      results.push({
+        ruleId: this.id,
+        resourceId: id,
+        resourceType: commitment.commitmentDiscountType || 'commitment',
+        severity: this.severity,
+        title: this.title,
+        description: `${kind} ${id}: ${Math.round(share * 100)}% unused over ${money(days)} days (${money(unused)} ${currency} unused, ${money(commitment.usedCost)} ${currency} used).`,
+        recommendation: `Put usage on ${id} or exchange it: the unused part costs ${savings} ${currency} a month.`,
+        estimatedMonthlySavings: savings,
+        projectedFromDays: projectedDays(days),
+        currency,
+      });
+    }
+    // Unused rows whose commitment the data does not name (no CommitmentDiscountId): no share to state.
+    for (const resource of data.resources) {
+      if (resource.unusedCommitmentCost <= 0) continue;
+      if (judged.has(`${resource.connectionId}/${resource.commitmentDiscountId}`)) continue;
+      const days = coveredDays(resource);
+      const savings = money(perMonth(resource.unusedCommitmentCost, days));
+      const kind = resource.commitmentDiscountType || 'Commitment';
+      results.push({
+        ruleId: this.id,
+        resourceId: resource.resourceId,
+        resourceType: resource.commitmentDiscountType || resource.resourceType || 'commitment',
+        severity: this.severity,
+        title: this.title,
+        description: `${kind} ${resource.resourceId}: ${money(resource.unusedCommitmentCost)} ${currency} billed as unused over ${money(days)} days.`,
+        recommendation: `Put usage on ${resource.resourceId} or exchange it: the unused part costs ${savings} ${currency} a month.`,
+        estimatedMonthlySavings: savings,
+        projectedFromDays: projectedDays(days),
+        currency,
+      });
+    }
+    return results;
   },
 };

@@ -1,16 +1,47 @@
 import type { ScanData, ScanResource } from './types';
 
 const hourMs = 3_600_000;
-/** Average days in a month, for run rates. */
+const dayMs = 86_400_000;
+/** Average days in a month: a monthly figure is the cost observed per covered day times this. */
 export const daysPerMonth = 30.44;
 
-export const windowHours = (data: ScanData): number =>
-  Math.max(1, (Date.parse(data.windowEnd) - Date.parse(data.windowStart)) / hourMs);
+/**
+ * Days of data the rules that judge a month of behaviour (around the clock, steady usage) need for a
+ * resource before they fire: two weeks hold every weekday and weekend twice, one month of data is enough.
+ */
+export const minJudgedDays = 14;
 
-export const windowDays = (data: ScanData): number => windowHours(data) / 24;
+/** The span the data covers: its first charge period start to its last end (the window when empty). */
+export function dataSpan(data: ScanData): { start: number; end: number } {
+  const start = Date.parse(data.dataStart || data.windowStart);
+  const end = Date.parse(data.dataEnd || data.windowEnd);
+  return Number.isFinite(start) && Number.isFinite(end) && end > start
+    ? { start, end }
+    : { start: Date.parse(data.windowStart), end: Date.parse(data.windowEnd) };
+}
 
-/** What a cost over the whole window comes to per month. */
-export const monthly = (cost: number, data: ScanData): number => (cost / windowDays(data)) * daysPerMonth;
+/** Hours the data covers (at least 1). */
+export const dataHours = (data: ScanData): number => {
+  const { start, end } = dataSpan(data);
+  return Math.max(1, (end - start) / hourMs);
+};
+
+/** Days the data covers (at least one hour's worth). */
+export const dataDays = (data: ScanData): number => dataHours(data) / 24;
+
+/** Days from a resource's first seen to its last seen: the days its cost is spread over (at least 1). */
+export const coveredDays = (resource: Pick<ScanResource, 'firstSeen' | 'lastSeen'>): number =>
+  Math.max(1, (Date.parse(resource.lastSeen) - Date.parse(resource.firstSeen)) / dayMs);
+
+/** What a cost observed over `days` covered days comes to per month. */
+export const perMonth = (cost: number, days: number): number => (cost / Math.max(days, 1)) * daysPerMonth;
+
+/** A resource's cost per month, over the days it was seen. */
+export const monthlyCostOf = (resource: ScanResource): number =>
+  perMonth(resource.effectiveCost, coveredDays(resource));
+
+/** Whole days a projection rests on, as `projected_from_days` states it (at least 1). */
+export const projectedDays = (days: number): number => Math.max(1, Math.round(days));
 
 /** Rounded to cents, for money in findings. */
 export const money = (amount: number): number => Math.round(amount * 100) / 100;
@@ -18,6 +49,15 @@ export const money = (amount: number): number => Math.round(amount * 100) / 100;
 /** Priced by the hour (instances, reserved capacity, addresses): the resource is billed while it exists. */
 export const isHourly = (resource: ScanResource): boolean =>
   /hour|hrs/i.test(resource.pricingUnit) || /hour|hrs/i.test(resource.consumedUnit);
+
+/**
+ * Hours the resource ran: the hours its charge periods cover, or fewer when it is priced by the hour and
+ * its pricing quantity says so (a daily export bills 8 running hours in a 24-hour charge period).
+ */
+export const runningHours = (resource: ScanResource): number =>
+  /hour|hrs/i.test(resource.pricingUnit) && resource.pricingQuantity > 0
+    ? Math.min(resource.hoursSeen, resource.pricingQuantity)
+    : resource.hoursSeen;
 
 /** What kind of resource it is, for the finding: FOCUS ResourceType, else its service. */
 export const resourceTypeOf = (resource: ScanResource): string =>

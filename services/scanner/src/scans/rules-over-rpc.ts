@@ -11,10 +11,13 @@ export function runRulesOverRpc({
   scanData,
   identityClient,
   now,
+  minDailyImpact,
 }: {
   scanData: Pick<RpcClient<typeof costs.ScanDataService>, 'getScanData'>;
   identityClient: Pick<RpcClient<typeof identity.IdentityService>, 'getTeamSettings'>;
   now: () => Date;
+  /** Least daily rise over the baseline the anomaly rules flag (ANOMALY_MIN_DAILY_IMPACT). */
+  minDailyImpact?: number;
 }): RunRules {
   return async (work, progress) => {
     const { requiredTags } = await identityClient.getTeamSettings({}, { teamId: work.teamId });
@@ -26,6 +29,7 @@ export function runRulesOverRpc({
         connectionIds: work.connectionIds,
         requiredTags,
         now: now(),
+        minDailyImpact,
       },
     );
     progress(outcome.resourcesScanned);

@@ -9,8 +9,10 @@ describe('the rule catalogue', () => {
       expect(rule.id).toMatch(/^[a-z]+(-[a-z]+)+$/);
       expect(['low', 'medium', 'high', 'critical']).toContain(rule.severity);
       expect(['tags', 'commitments', 'compute', 'storage', 'network', 'spend']).toContain(rule.category);
-      for (const text of [rule.title, rule.description, rule.recommendation])
+      for (const text of [rule.title, rule.description, rule.recommendation, rule.needs, rule.neverFlags])
         expect(text.length).toBeGreaterThan(10);
+      // How it computes savings, or "none".
+      expect(rule.savings).toMatch(/^none|.{20}/);
     }
   });
 
@@ -24,8 +26,18 @@ describe('the rule catalogue', () => {
       totals: [],
       daily: [],
       tagUsage: [],
+      commitments: [],
+      dataStart: '',
+      dataEnd: '',
     };
     for (const rule of allRules)
-      expect(rule.evaluate(empty, { requiredTags: ['team'], now: new Date(), currency: 'USD' })).toEqual([]);
+      expect(
+        rule.evaluate(empty, {
+          requiredTags: ['team'],
+          now: new Date(),
+          currency: 'USD',
+          minDailyImpact: 50,
+        }),
+      ).toEqual([]);
   });
 });

@@ -100,3 +100,34 @@ export function dailySeries(
     ...overrides,
   }));
 }
+
+/** A few percent of deterministic jitter around 1 (within ±3%), different on every day. */
+export const jitter = (day: number, seed = 1): number => 1 + 0.03 * Math.sin(day * 2.39 + seed * 1.7);
+
+/**
+ * Daily rows of one connection and service over `days` days from `first`: `usage(day)` is its usage-based
+ * cost (usageCost), `other(day)` what else is booked that day (recurring fees, purchases, taxes, credits),
+ * which counts in effectiveCost only. A day where both are 0 has no row.
+ */
+export function dailyRows(
+  first: string,
+  days: number,
+  usage: (day: number) => number,
+  other: (day: number) => number = () => 0,
+  overrides: Partial<DailyServiceCost> = {},
+): DailyServiceCost[] {
+  return Array.from({ length: days }, (_, index) => {
+    const usageCost = usage(index);
+    const otherCost = other(index);
+    return {
+      connectionId: 'con_a',
+      day: new Date(Date.parse(`${first}T00:00:00Z`) + index * 86_400_000).toISOString().slice(0, 10),
+      serviceName: 'Amazon Elastic Compute Cloud',
+      serviceCategory: 'Compute',
+      effectiveCost: usageCost + otherCost,
+      dataTransferCost: 0,
+      usageCost,
+      ...overrides,
+    };
+  }).filter((row) => row.effectiveCost !== 0 || row.usageCost !== 0);
+}

@@ -28,7 +28,7 @@ describe('spend-new-costly-resource', () => {
   ])('$name', ({ firstSeen, cost, found, bill }) => {
     const results = newCostlyResource.evaluate(
       data({
-        resources: [resource({ firstSeen, effectiveCost: cost })],
+        resources: [resource({ firstSeen, effectiveCost: cost, daysSeen: 5 })],
         totals: [totals({ effectiveCost: bill ?? 1000 })],
       }),
       context(),
@@ -36,14 +36,41 @@ describe('spend-new-costly-resource', () => {
     expect(results).toHaveLength(found ? 1 : 0);
   });
 
-  it('needs a window longer than two weeks to tell new from old', () => {
+  it('needs more than two weeks of data to tell new from old', () => {
     const results = newCostlyResource.evaluate(
       data({
-        windowStart: '2024-09-20T00:00:00.000Z',
+        dataStart: '2024-09-20T00:00:00.000Z',
         resources: [resource({ firstSeen: '2024-09-26T00:00:00.000Z', effectiveCost: 1000 })],
       }),
       context(),
     );
     expect(results).toEqual([]);
+  });
+
+  it.each([
+    {
+      name: 'one day of 83.92 is not projected to a month',
+      daysSeen: 1,
+      chargeCategory: 'Usage',
+      found: false,
+    },
+    { name: 'a one-time purchase is no run rate', daysSeen: 5, chargeCategory: 'Purchase', found: false },
+    { name: 'three days of usage are', daysSeen: 3, chargeCategory: 'Usage', found: true },
+  ])('$name', ({ daysSeen, chargeCategory, found }) => {
+    const firstSeen = '2024-09-28T00:00:00.000Z';
+    const results = newCostlyResource.evaluate(
+      data({
+        resources: [resource({ firstSeen, effectiveCost: 3 * 83.92, daysSeen, chargeCategory })],
+        totals: [totals()],
+      }),
+      context(),
+    );
+    expect(results).toHaveLength(found ? 1 : 0);
+    if (found) {
+      expect(results[0]!.projectedFromDays).toBe(3);
+      expect(results[0]!.description).toContain(
+        `a run rate of ${Math.round(83.92 * 30.44 * 100) / 100} USD a month`,
+      );
+    }
   });
 });

@@ -2,20 +2,36 @@ import { describe, expect, it } from 'vitest';
 import { previousGeneration } from '../../src/rules/previous-generation';
 import { context, data, resource } from './fixtures';
 
+// 300 over the fixtures' 30 days is 304.4 a month.
+const monthly = (300 / 30) * 30.44;
+const cents = (amount: number) => Math.round(amount * 100) / 100;
+
 describe('compute-previous-generation', () => {
   it.each([
-    { name: 't2 instance', text: '$0.0464 per On Demand Linux t2.medium Instance Hour', savings: 30.44 },
-    { name: 'm4 instance', text: '$2.00 per On Demand Linux m4.10xlarge Instance Hour', savings: 30.44 },
-    { name: 'g3 instance', text: '$1.14 per On Demand Linux g3.4xlarge Instance Hour', savings: 30.44 },
+    {
+      name: 't2 instance, nothing newer in the data: typical 10% (estimate)',
+      text: '$0.0464 per On Demand Linux t2.medium Instance Hour',
+      share: 0.1,
+    },
+    {
+      name: 'm4 instance: typical 4% (estimate)',
+      text: '$2.00 per On Demand Linux m4.10xlarge Instance Hour',
+      share: 0.04,
+    },
+    {
+      name: 'g3 instance: successor not cheaper, no savings figure',
+      text: '$1.14 per On Demand Linux g3.4xlarge Instance Hour',
+      share: undefined,
+    },
     {
       name: 'gp2 volume (gp3 is 20% less)',
       text: '$0.10 per GB-month of General Purpose SSD (gp2) provisioned storage',
-      savings: 60.88,
+      share: 0.2,
     },
     {
       name: 'magnetic volume (no saving estimated)',
       text: '$0.05 per GB-month of Magnetic provisioned storage',
-      savings: undefined,
+      share: undefined,
     },
     { name: 't3 instance', text: '$0.0112 per On Demand Linux t3.micro Instance Hour', found: false },
     {
@@ -25,13 +41,62 @@ describe('compute-previous-generation', () => {
     },
     { name: 'm5 instance', text: '$0.096 per On Demand Linux m5.large Instance Hour', found: false },
     { name: 'no description', text: '', found: false },
-  ])('$name', ({ text, savings, found = true }) => {
-    // 300 over 30 days is 304.4 a month.
+  ])('$name', ({ text, share, found = true }) => {
     const results = previousGeneration.evaluate(
-      data({ resources: [resource({ chargeDescription: text, effectiveCost: 300 })] }),
+      data({ resources: [resource({ chargeDescription: text, effectiveCost: 300, listCost: 300 })] }),
       context(),
     );
     expect(results).toHaveLength(found ? 1 : 0);
-    if (found) expect(results[0]!.estimatedMonthlySavings).toBe(savings);
+    if (!found) return;
+    const savings = share === undefined ? undefined : cents(monthly * share);
+    expect(results[0]!.estimatedMonthlySavings).toBe(savings);
+    if (savings !== undefined) {
+      expect(results[0]!.description).toContain('Estimate');
+      expect(results[0]!.projectedFromDays).toBe(30);
+    }
   });
+
+  it.each([
+    { name: 'same size', old: ['c4.large', 0.1], current: [['c5.large', 0.085]] },
+    { name: 'other sizes, normalised', old: ['m4.xlarge', 0.2], current: [['m5.large', 0.096]] },
+    {
+      name: 'two current resources averaged, the closest generation only',
+      old: ['r4.large', 0.133],
+      current: [
+        ['r5.large', 0.126],
+        ['r5.2xlarge', 0.504],
+        ['r6i.large', 0.02],
+      ],
+    },
+  ] as { name: string; old: [string, number]; current: [string, number][] }[])(
+    'observed unit prices: $name',
+    ({ old, current }) => {
+      const units = (type: string) => {
+        const size = type.split('.')[1]!;
+        return size === 'large' ? 4 : size === 'xlarge' ? 8 : Number(size.replace('xlarge', '')) * 8;
+      };
+      const hourly = (type: string, price: number, id: string) =>
+        resource({
+          resourceId: id,
+          chargeDescription: `$${price} per On Demand Linux ${type} Instance Hour`,
+          pricingQuantity: 720,
+          effectiveCost: price * 720,
+          listCost: price * 720,
+        });
+      const resources = [
+        hourly(old[0], old[1], 'i-old'),
+        ...current.map(([type, price], index) => hourly(type, price, `i-new-${index}`)),
+      ];
+      const results = previousGeneration.evaluate(data({ resources }), context());
+      expect(results.map((r) => r.resourceId)).toEqual(['i-old']);
+      const oldUnit = old[1] / units(old[0]);
+      const closest = Math.min(...current.map(([type]) => Number(/\d/.exec(type)![0])));
+      const peers = current.filter(([type]) => Number(/\d/.exec(type)![0]) === closest);
+      const newUnit = peers.reduce((sum, [type, price]) => sum + price / units(type), 0) / peers.length;
+      const share = 1 - newUnit / oldUnit;
+      expect(results[0]!.estimatedMonthlySavings).toBeCloseTo(((old[1] * 720) / 30) * 30.44 * share, 1);
+      expect(results[0]!.description).toContain(`costs ${Math.round(share * 100)}% less`);
+      expect(results[0]!.description).not.toContain('Estimate');
+    },
+  );
 });

@@ -1,52 +1,57 @@
 import { describe, expect, it } from 'vitest';
 import { unusedCommitment } from '../../src/rules/unused-commitment';
-import { context, data, resource } from './fixtures';
+import type { CommitmentUse } from '../../src/rules/types';
+import { context, data, resource, windowEnd, windowStart } from './fixtures';
+
+const plan = (overrides: Partial<CommitmentUse>): CommitmentUse => ({
+  connectionId: 'con_a',
+  commitmentDiscountId: 'arn:sp-1',
+  commitmentDiscountType: 'Savings Plan',
+  usedCost: 0,
+  unusedCost: 0,
+  firstSeen: windowStart,
+  lastSeen: windowEnd,
+  ...overrides,
+});
 
 describe('commitments-unused', () => {
-  const plan = {
-    resourceId: 'sp-1',
-    commitmentDiscountId: 'arn:sp-1',
-    commitmentDiscountType: 'Savings Plan',
-    commitmentDiscountCategory: 'Spend',
-    pricingCategory: 'Committed',
-  };
   it.each([
-    {
-      name: 'wholly unused',
-      overrides: { unusedCommitmentCost: 100, commitmentDiscountStatus: 'Unused' },
-      savings: 101.47,
-    },
-    {
-      name: 'partly unused (underused)',
-      overrides: { unusedCommitmentCost: 30, commitmentDiscountStatus: 'Used' },
-      savings: 30.44,
-    },
-    {
-      name: 'unused at no cost still shows',
-      overrides: { unusedCommitmentCost: 0, commitmentDiscountStatus: 'Unused' },
-      savings: 0,
-    },
-    {
-      name: 'fully used',
-      overrides: { unusedCommitmentCost: 0, commitmentDiscountStatus: 'Used' },
-      found: false,
-    },
-    { name: 'no commitment', overrides: {}, found: false },
-  ])('$name', ({ overrides, savings, found = true }) => {
+    { name: 'wholly unused', used: 0, unused: 100, share: '100%' },
+    { name: 'used at 70%', used: 70, unused: 30, share: '30%' },
+    { name: 'used at 99%', used: 990, unused: 10, share: '1%' },
+    { name: 'fully used', used: 100, unused: 0, share: undefined },
+  ])('$name', ({ used, unused, share }) => {
     const results = unusedCommitment.evaluate(
-      data({ resources: [resource({ ...plan, ...overrides })] }),
+      data({ commitments: [plan({ usedCost: used, unusedCost: unused })] }),
       context(),
     );
-    expect(results).toHaveLength(found ? 1 : 0);
-    if (found) expect(results[0]).toMatchObject({ resourceId: 'sp-1', estimatedMonthlySavings: savings });
+    expect(results).toHaveLength(share ? 1 : 0);
+    if (!share) return;
+    // Unused cost per covered day (30 days) times 30.44.
+    expect(results[0]).toMatchObject({
+      resourceId: 'arn:sp-1',
+      resourceType: 'Savings Plan',
+      estimatedMonthlySavings: Math.round((unused / 30) * 30.44 * 100) / 100,
+      projectedFromDays: 30,
+    });
+    expect(results[0]!.description).toContain(`${share} unused`);
   });
 
-  it('states the unused share of the commitment', () => {
+  it('projects over the days the commitment was seen, not a fixed window', () => {
     const [result] = unusedCommitment.evaluate(
-      data({ resources: [resource({ ...plan, effectiveCost: 200, unusedCommitmentCost: 50 })] }),
+      data({
+        commitments: [plan({ unusedCost: 50, usedCost: 50, firstSeen: '2024-09-21T00:00:00.000Z' })],
+      }),
       context(),
     );
-    expect(result!.description).toContain('25%');
-    expect(result!.resourceType).toBe('Savings Plan');
+    expect(result).toMatchObject({ estimatedMonthlySavings: 152.2, projectedFromDays: 10 });
+  });
+
+  it('still reports unused rows of a commitment the data does not name', () => {
+    const results = unusedCommitment.evaluate(
+      data({ resources: [resource({ resourceId: 'ri-1', unusedCommitmentCost: 60 })] }),
+      context(),
+    );
+    expect(results).toMatchObject([{ resourceId: 'ri-1', estimatedMonthlySavings: 60.88 }]);
   });
 });

@@ -16,7 +16,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_scanner_v1_scanner: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiBjb3N0Z292L3NjYW5uZXIvdjEvc2Nhbm5lci5wcm90bxISY29zdGdvdi5zY2FubmVyLnYxIt4CCgRTY2FuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhkKEXJlc291cmNlc19zY2FubmVkGAQgASgFEhYKDmZpbmRpbmdzX2NvdW50GAUgASgFEhQKDGNyZWRpdHNfdXNlZBgGIAEoBRISCgVlcnJvchgHIAEoCUgAiAEBEi4KCnN0YXJ0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoIZmluZGluZ3MYCyADKAsyGy5jb3N0Z292LnNjYW5uZXIudjEuRmluZGluZ0IICgZfZXJyb3IiJwoRQ3JlYXRlU2NhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIcCg5HZXRTY2FuUmVxdWVzdBIKCgJpZBgBIAEoCSKIAQoQTGlzdFNjYW5zUmVxdWVzdBIXCgpwcm9qZWN0X2lkGAEgASgJSACIAQESEwoGc3RhdHVzGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Qg0KC19wcm9qZWN0X2lkQgkKB19zdGF0dXMiZwoRTGlzdFNjYW5zUmVzcG9uc2USJwoFc2NhbnMYASADKAsyGC5jb3N0Z292LnNjYW5uZXIudjEuU2NhbhIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEi9gMKB0ZpbmRpbmcSCgoCaWQYASABKAkSDwoHc2Nhbl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3J1bGVfaWQYBCABKAkSEwoLcmVzb3VyY2VfaWQYBSABKAkSFQoNcmVzb3VyY2VfdHlwZRgGIAEoCRIQCghzZXZlcml0eRgHIAEoCRIOCgZzdGF0dXMYCCABKAkSDQoFdGl0bGUYCSABKAkSEwoLZGVzY3JpcHRpb24YCiABKAkSFgoOcmVjb21tZW5kYXRpb24YCyABKAkSJgoZZXN0aW1hdGVkX21vbnRobHlfc2F2aW5ncxgMIAEoAUgAiAEBEhAKCGN1cnJlbmN5GA0gASgJEh8KEnN1cHByZXNzaW9uX3JlYXNvbhgOIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3Jlc29sdmVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIcChpfZXN0aW1hdGVkX21vbnRobHlfc2F2aW5nc0IVChNfc3VwcHJlc3Npb25fcmVhc29uIvMBChNMaXN0RmluZGluZ3NSZXF1ZXN0EhQKB3NjYW5faWQYASABKAlIAIgBARIXCgpwcm9qZWN0X2lkGAIgASgJSAGIAQESFQoIc2V2ZXJpdHkYAyABKAlIAogBARITCgZzdGF0dXMYBCABKAlIA4gBARIUCgdydWxlX2lkGAUgASgJSASIAQESLAoEcGFnZRgGIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0QgoKCF9zY2FuX2lkQg0KC19wcm9qZWN0X2lkQgsKCV9zZXZlcml0eUIJCgdfc3RhdHVzQgoKCF9ydWxlX2lkInAKFExpc3RGaW5kaW5nc1Jlc3BvbnNlEi0KCGZpbmRpbmdzGAEgAygLMhsuY29zdGdvdi5zY2FubmVyLnYxLkZpbmRpbmcSKQoEbWV0YRgCIAEoCzIbLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VNZXRhImEKFFVwZGF0ZUZpbmRpbmdSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRITCgZyZWFzb24YAyABKAlIAIgBARINCgVhY3RvchgEIAEoCUIJCgdfcmVhc29uInIKBFJ1bGUSCgoCaWQYASABKAkSEAoIc2V2ZXJpdHkYAiABKAkSDQoFdGl0bGUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSFgoOcmVjb21tZW5kYXRpb24YBSABKAkSEAoIY2F0ZWdvcnkYBiABKAkiEgoQTGlzdFJ1bGVzUmVxdWVzdCI8ChFMaXN0UnVsZXNSZXNwb25zZRInCgVydWxlcxgBIAMoCzIYLmNvc3Rnb3Yuc2Nhbm5lci52MS5SdWxlIk0KFUdldENvc3RQb3N0dXJlUmVxdWVzdBIXCgpwcm9qZWN0X2lkGAEgASgJSACIAQESDAoEZGF0ZRgCIAEoCUINCgtfcHJvamVjdF9pZCJkChBQb3N0dXJlQnJlYWtkb3duEhkKEWJ1ZGdldF9jb21wbGlhbmNlGAEgASgFEhQKDHRhZ19jb3ZlcmFnZRgCIAEoBRIfChdyZWNvbW1lbmRhdGlvbl9hZG9wdGlvbhgDIAEoBSKUAQoLQ29zdFBvc3R1cmUSDQoFc2NvcmUYASABKAUSEQoJbWF4X3Njb3JlGAIgASgFEg0KBWdyYWRlGAMgASgJEjcKCWJyZWFrZG93bhgEIAEoCzIkLmNvc3Rnb3Yuc2Nhbm5lci52MS5Qb3N0dXJlQnJlYWtkb3duEg0KBXRyZW5kGAUgASgJEgwKBGRhdGUYBiABKAkygAIKDFNjYW5zU2VydmljZRJNCgpDcmVhdGVTY2FuEiUuY29zdGdvdi5zY2FubmVyLnYxLkNyZWF0ZVNjYW5SZXF1ZXN0GhguY29zdGdvdi5zY2FubmVyLnYxLlNjYW4SRwoHR2V0U2NhbhIiLmNvc3Rnb3Yuc2Nhbm5lci52MS5HZXRTY2FuUmVxdWVzdBoYLmNvc3Rnb3Yuc2Nhbm5lci52MS5TY2FuElgKCUxpc3RTY2FucxIkLmNvc3Rnb3Yuc2Nhbm5lci52MS5MaXN0U2NhbnNSZXF1ZXN0GiUuY29zdGdvdi5zY2FubmVyLnYxLkxpc3RTY2Fuc1Jlc3BvbnNlMqYCCg9GaW5kaW5nc1NlcnZpY2USYQoMTGlzdEZpbmRpbmdzEicuY29zdGdvdi5zY2FubmVyLnYxLkxpc3RGaW5kaW5nc1JlcXVlc3QaKC5jb3N0Z292LnNjYW5uZXIudjEuTGlzdEZpbmRpbmdzUmVzcG9uc2USVgoNVXBkYXRlRmluZGluZxIoLmNvc3Rnb3Yuc2Nhbm5lci52MS5VcGRhdGVGaW5kaW5nUmVxdWVzdBobLmNvc3Rnb3Yuc2Nhbm5lci52MS5GaW5kaW5nElgKCUxpc3RSdWxlcxIkLmNvc3Rnb3Yuc2Nhbm5lci52MS5MaXN0UnVsZXNSZXF1ZXN0GiUuY29zdGdvdi5zY2FubmVyLnYxLkxpc3RSdWxlc1Jlc3BvbnNlMm4KDlBvc3R1cmVTZXJ2aWNlElwKDkdldENvc3RQb3N0dXJlEikuY29zdGdvdi5zY2FubmVyLnYxLkdldENvc3RQb3N0dXJlUmVxdWVzdBofLmNvc3Rnb3Yuc2Nhbm5lci52MS5Db3N0UG9zdHVyZWIGcHJvdG8z',
+    'CiBjb3N0Z292L3NjYW5uZXIvdjEvc2Nhbm5lci5wcm90bxISY29zdGdvdi5zY2FubmVyLnYxIt4CCgRTY2FuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhkKEXJlc291cmNlc19zY2FubmVkGAQgASgFEhYKDmZpbmRpbmdzX2NvdW50GAUgASgFEhQKDGNyZWRpdHNfdXNlZBgGIAEoBRISCgVlcnJvchgHIAEoCUgAiAEBEi4KCnN0YXJ0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoIZmluZGluZ3MYCyADKAsyGy5jb3N0Z292LnNjYW5uZXIudjEuRmluZGluZ0IICgZfZXJyb3IiJwoRQ3JlYXRlU2NhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIcCg5HZXRTY2FuUmVxdWVzdBIKCgJpZBgBIAEoCSKIAQoQTGlzdFNjYW5zUmVxdWVzdBIXCgpwcm9qZWN0X2lkGAEgASgJSACIAQESEwoGc3RhdHVzGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Qg0KC19wcm9qZWN0X2lkQgkKB19zdGF0dXMiZwoRTGlzdFNjYW5zUmVzcG9uc2USJwoFc2NhbnMYASADKAsyGC5jb3N0Z292LnNjYW5uZXIudjEuU2NhbhIpCgRtZXRhGAIgASgLMhsuY29zdGdvdi5jb21tb24udjEuUGFnZU1ldGEisAQKB0ZpbmRpbmcSCgoCaWQYASABKAkSDwoHc2Nhbl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3J1bGVfaWQYBCABKAkSEwoLcmVzb3VyY2VfaWQYBSABKAkSFQoNcmVzb3VyY2VfdHlwZRgGIAEoCRIQCghzZXZlcml0eRgHIAEoCRIOCgZzdGF0dXMYCCABKAkSDQoFdGl0bGUYCSABKAkSEwoLZGVzY3JpcHRpb24YCiABKAkSFgoOcmVjb21tZW5kYXRpb24YCyABKAkSJgoZZXN0aW1hdGVkX21vbnRobHlfc2F2aW5ncxgMIAEoAUgAiAEBEhAKCGN1cnJlbmN5GA0gASgJEh8KEnN1cHByZXNzaW9uX3JlYXNvbhgOIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3Jlc29sdmVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIgChNwcm9qZWN0ZWRfZnJvbV9kYXlzGBIgASgFSAKIAQFCHAoaX2VzdGltYXRlZF9tb250aGx5X3NhdmluZ3NCFQoTX3N1cHByZXNzaW9uX3JlYXNvbkIWChRfcHJvamVjdGVkX2Zyb21fZGF5cyLzAQoTTGlzdEZpbmRpbmdzUmVxdWVzdBIUCgdzY2FuX2lkGAEgASgJSACIAQESFwoKcHJvamVjdF9pZBgCIAEoCUgBiAEBEhUKCHNldmVyaXR5GAMgASgJSAKIAQESEwoGc3RhdHVzGAQgASgJSAOIAQESFAoHcnVsZV9pZBgFIAEoCUgEiAEBEiwKBHBhZ2UYBiABKAsyHi5jb3N0Z292LmNvbW1vbi52MS5QYWdlUmVxdWVzdEIKCghfc2Nhbl9pZEINCgtfcHJvamVjdF9pZEILCglfc2V2ZXJpdHlCCQoHX3N0YXR1c0IKCghfcnVsZV9pZCJwChRMaXN0RmluZGluZ3NSZXNwb25zZRItCghmaW5kaW5ncxgBIAMoCzIbLmNvc3Rnb3Yuc2Nhbm5lci52MS5GaW5kaW5nEikKBG1ldGEYAiABKAsyGy5jb3N0Z292LmNvbW1vbi52MS5QYWdlTWV0YSJhChRVcGRhdGVGaW5kaW5nUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEwoGcmVhc29uGAMgASgJSACIAQESDQoFYWN0b3IYBCABKAlCCQoHX3JlYXNvbiKnAQoEUnVsZRIKCgJpZBgBIAEoCRIQCghzZXZlcml0eRgCIAEoCRINCgV0aXRsZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIWCg5yZWNvbW1lbmRhdGlvbhgFIAEoCRIQCghjYXRlZ29yeRgGIAEoCRINCgVuZWVkcxgHIAEoCRIPCgdzYXZpbmdzGAggASgJEhMKC25ldmVyX2ZsYWdzGAkgASgJIhIKEExpc3RSdWxlc1JlcXVlc3QiPAoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5jb3N0Z292LnNjYW5uZXIudjEuUnVsZSJNChVHZXRDb3N0UG9zdHVyZVJlcXVlc3QSFwoKcHJvamVjdF9pZBgBIAEoCUgAiAEBEgwKBGRhdGUYAiABKAlCDQoLX3Byb2plY3RfaWQitgEKEFBvc3R1cmVCcmVha2Rvd24SHgoRYnVkZ2V0X2NvbXBsaWFuY2UYASABKAVIAIgBARIZCgx0YWdfY292ZXJhZ2UYAiABKAVIAYgBARIkChdyZWNvbW1lbmRhdGlvbl9hZG9wdGlvbhgDIAEoBUgCiAEBQhQKEl9idWRnZXRfY29tcGxpYW5jZUIPCg1fdGFnX2NvdmVyYWdlQhoKGF9yZWNvbW1lbmRhdGlvbl9hZG9wdGlvbiIxCg1Qb3N0dXJlQW1vdW50EhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoASLRAQoLQ29zdFBvc3R1cmUSDQoFc2NvcmUYASABKAUSEQoJbWF4X3Njb3JlGAIgASgFEg0KBWdyYWRlGAMgASgJEjcKCWJyZWFrZG93bhgEIAEoCzIkLmNvc3Rnb3Yuc2Nhbm5lci52MS5Qb3N0dXJlQnJlYWtkb3duEg0KBXRyZW5kGAUgASgJEgwKBGRhdGUYBiABKAkSOwoQdW50YWdnYWJsZV9zcGVuZBgHIAMoCzIhLmNvc3Rnb3Yuc2Nhbm5lci52MS5Qb3N0dXJlQW1vdW50MoACCgxTY2Fuc1NlcnZpY2USTQoKQ3JlYXRlU2NhbhIlLmNvc3Rnb3Yuc2Nhbm5lci52MS5DcmVhdGVTY2FuUmVxdWVzdBoYLmNvc3Rnb3Yuc2Nhbm5lci52MS5TY2FuEkcKB0dldFNjYW4SIi5jb3N0Z292LnNjYW5uZXIudjEuR2V0U2NhblJlcXVlc3QaGC5jb3N0Z292LnNjYW5uZXIudjEuU2NhbhJYCglMaXN0U2NhbnMSJC5jb3N0Z292LnNjYW5uZXIudjEuTGlzdFNjYW5zUmVxdWVzdBolLmNvc3Rnb3Yuc2Nhbm5lci52MS5MaXN0U2NhbnNSZXNwb25zZTKmAgoPRmluZGluZ3NTZXJ2aWNlEmEKDExpc3RGaW5kaW5ncxInLmNvc3Rnb3Yuc2Nhbm5lci52MS5MaXN0RmluZGluZ3NSZXF1ZXN0GiguY29zdGdvdi5zY2FubmVyLnYxLkxpc3RGaW5kaW5nc1Jlc3BvbnNlElYKDVVwZGF0ZUZpbmRpbmcSKC5jb3N0Z292LnNjYW5uZXIudjEuVXBkYXRlRmluZGluZ1JlcXVlc3QaGy5jb3N0Z292LnNjYW5uZXIudjEuRmluZGluZxJYCglMaXN0UnVsZXMSJC5jb3N0Z292LnNjYW5uZXIudjEuTGlzdFJ1bGVzUmVxdWVzdBolLmNvc3Rnb3Yuc2Nhbm5lci52MS5MaXN0UnVsZXNSZXNwb25zZTJuCg5Qb3N0dXJlU2VydmljZRJcCg5HZXRDb3N0UG9zdHVyZRIpLmNvc3Rnb3Yuc2Nhbm5lci52MS5HZXRDb3N0UG9zdHVyZVJlcXVlc3QaHy5jb3N0Z292LnNjYW5uZXIudjEuQ29zdFBvc3R1cmViBnByb3RvMw',
     [file_costgov_common_v1_common, file_google_protobuf_timestamp],
   );
 
@@ -394,6 +394,14 @@ export type Finding = Message<'costgov.scanner.v1.Finding'> & {
    * @generated from field: google.protobuf.Timestamp resolved_at = 17;
    */
   resolvedAt?: Timestamp | undefined;
+
+  /**
+   * Days of data the monthly figure (estimated_monthly_savings or a run rate in the texts) was projected
+   * from; unset when the finding carries no monthly figure.
+   *
+   * @generated from field: optional int32 projected_from_days = 18;
+   */
+  projectedFromDays?: number | undefined;
 };
 
 /**
@@ -492,6 +500,14 @@ export type FindingJson = {
    * @generated from field: google.protobuf.Timestamp resolved_at = 17;
    */
   resolvedAt?: TimestampJson;
+
+  /**
+   * Days of data the monthly figure (estimated_monthly_savings or a run rate in the texts) was projected
+   * from; unset when the finding carries no monthly figure.
+   *
+   * @generated from field: optional int32 projected_from_days = 18;
+   */
+  projectedFromDays?: number;
 };
 
 /**
@@ -718,6 +734,27 @@ export type Rule = Message<'costgov.scanner.v1.Rule'> & {
    * @generated from field: string category = 6;
    */
   category: string;
+
+  /**
+   * What data it needs before it can fire (history, charge types).
+   *
+   * @generated from field: string needs = 7;
+   */
+  needs: string;
+
+  /**
+   * How it computes estimated_monthly_savings ("none" when it does not).
+   *
+   * @generated from field: string savings = 8;
+   */
+  savings: string;
+
+  /**
+   * What it never flags.
+   *
+   * @generated from field: string never_flags = 9;
+   */
+  neverFlags: string;
 };
 
 /**
@@ -755,6 +792,27 @@ export type RuleJson = {
    * @generated from field: string category = 6;
    */
   category?: string;
+
+  /**
+   * What data it needs before it can fire (history, charge types).
+   *
+   * @generated from field: string needs = 7;
+   */
+  needs?: string;
+
+  /**
+   * How it computes estimated_monthly_savings ("none" when it does not).
+   *
+   * @generated from field: string savings = 8;
+   */
+  savings?: string;
+
+  /**
+   * What it never flags.
+   *
+   * @generated from field: string never_flags = 9;
+   */
+  neverFlags?: string;
 };
 
 /**
@@ -855,41 +913,57 @@ export const GetCostPostureRequestSchema: GenMessage<
 > = /*@__PURE__*/ messageDesc(file_costgov_scanner_v1_scanner, 12);
 
 /**
+ * Points of each part; a part with nothing to measure is left out (unset).
+ *
  * @generated from message costgov.scanner.v1.PostureBreakdown
  */
 export type PostureBreakdown = Message<'costgov.scanner.v1.PostureBreakdown'> & {
   /**
-   * @generated from field: int32 budget_compliance = 1;
+   * 0..40; unset when the scope has no non-archived budget.
+   *
+   * @generated from field: optional int32 budget_compliance = 1;
    */
-  budgetCompliance: number;
+  budgetCompliance?: number | undefined;
 
   /**
-   * @generated from field: int32 tag_coverage = 2;
+   * 0..30; unset when the team requires no tag key or the window holds no cost that can carry tags.
+   *
+   * @generated from field: optional int32 tag_coverage = 2;
    */
-  tagCoverage: number;
+  tagCoverage?: number | undefined;
 
   /**
-   * @generated from field: int32 recommendation_adoption = 3;
+   * 0..30; unset when no scan completed in the window and no finding was raised in it.
+   *
+   * @generated from field: optional int32 recommendation_adoption = 3;
    */
-  recommendationAdoption: number;
+  recommendationAdoption?: number | undefined;
 };
 
 /**
+ * Points of each part; a part with nothing to measure is left out (unset).
+ *
  * @generated from message costgov.scanner.v1.PostureBreakdown
  */
 export type PostureBreakdownJson = {
   /**
-   * @generated from field: int32 budget_compliance = 1;
+   * 0..40; unset when the scope has no non-archived budget.
+   *
+   * @generated from field: optional int32 budget_compliance = 1;
    */
   budgetCompliance?: number;
 
   /**
-   * @generated from field: int32 tag_coverage = 2;
+   * 0..30; unset when the team requires no tag key or the window holds no cost that can carry tags.
+   *
+   * @generated from field: optional int32 tag_coverage = 2;
    */
   tagCoverage?: number;
 
   /**
-   * @generated from field: int32 recommendation_adoption = 3;
+   * 0..30; unset when no scan completed in the window and no finding was raised in it.
+   *
+   * @generated from field: optional int32 recommendation_adoption = 3;
    */
   recommendationAdoption?: number;
 };
@@ -903,21 +977,63 @@ export const PostureBreakdownSchema: GenMessage<PostureBreakdown, { jsonType: Po
   messageDesc(file_costgov_scanner_v1_scanner, 13);
 
 /**
+ * @generated from message costgov.scanner.v1.PostureAmount
+ */
+export type PostureAmount = Message<'costgov.scanner.v1.PostureAmount'> & {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: double amount = 2;
+   */
+  amount: number;
+};
+
+/**
+ * @generated from message costgov.scanner.v1.PostureAmount
+ */
+export type PostureAmountJson = {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency?: string;
+
+  /**
+   * @generated from field: double amount = 2;
+   */
+  amount?: number | 'NaN' | 'Infinity' | '-Infinity';
+};
+
+/**
+ * Describes the message costgov.scanner.v1.PostureAmount.
+ * Use `create(PostureAmountSchema)` to create a new message.
+ */
+export const PostureAmountSchema: GenMessage<PostureAmount, { jsonType: PostureAmountJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_scanner_v1_scanner, 14);
+
+/**
  * @generated from message costgov.scanner.v1.CostPosture
  */
 export type CostPosture = Message<'costgov.scanner.v1.CostPosture'> & {
   /**
+   * Sum of the measured parts.
+   *
    * @generated from field: int32 score = 1;
    */
   score: number;
 
   /**
+   * Sum of the measured parts' maxima (100 when all are measured, 0 when none is).
+   *
    * @generated from field: int32 max_score = 2;
    */
   maxScore: number;
 
   /**
-   * A | B | C | D | F
+   * A | B | C | D | F, from score / max_score; empty when nothing is measured.
    *
    * @generated from field: string grade = 3;
    */
@@ -939,6 +1055,14 @@ export type CostPosture = Message<'costgov.scanner.v1.CostPosture'> & {
    * @generated from field: string date = 6;
    */
   date: string;
+
+  /**
+   * Effective cost of the window left out of tag coverage because it cannot carry tags (no ResourceId;
+   * ChargeCategory Tax, Credit, Purchase, Adjustment), per currency.
+   *
+   * @generated from field: repeated costgov.scanner.v1.PostureAmount untaggable_spend = 7;
+   */
+  untaggableSpend: PostureAmount[];
 };
 
 /**
@@ -946,17 +1070,21 @@ export type CostPosture = Message<'costgov.scanner.v1.CostPosture'> & {
  */
 export type CostPostureJson = {
   /**
+   * Sum of the measured parts.
+   *
    * @generated from field: int32 score = 1;
    */
   score?: number;
 
   /**
+   * Sum of the measured parts' maxima (100 when all are measured, 0 when none is).
+   *
    * @generated from field: int32 max_score = 2;
    */
   maxScore?: number;
 
   /**
-   * A | B | C | D | F
+   * A | B | C | D | F, from score / max_score; empty when nothing is measured.
    *
    * @generated from field: string grade = 3;
    */
@@ -978,6 +1106,14 @@ export type CostPostureJson = {
    * @generated from field: string date = 6;
    */
   date?: string;
+
+  /**
+   * Effective cost of the window left out of tag coverage because it cannot carry tags (no ResourceId;
+   * ChargeCategory Tax, Credit, Purchase, Adjustment), per currency.
+   *
+   * @generated from field: repeated costgov.scanner.v1.PostureAmount untaggable_spend = 7;
+   */
+  untaggableSpend?: PostureAmountJson[];
 };
 
 /**
@@ -986,7 +1122,7 @@ export type CostPostureJson = {
  */
 export const CostPostureSchema: GenMessage<CostPosture, { jsonType: CostPostureJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_scanner_v1_scanner, 14);
+  messageDesc(file_costgov_scanner_v1_scanner, 15);
 
 /**
  * Scans of the team in the `x-team-id` metadata. A scan is run by a worker that takes
