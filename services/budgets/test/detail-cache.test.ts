@@ -36,7 +36,15 @@ beforeAll(async () => {
       budgetsModule({
         teamUsers: { activeUserIds: async (_team, ids) => new Set(ids) },
         teamConnections: { missingIds: async () => new Set() },
-        spendSource: { spendOf: async () => ({ converted: 0, unconverted: [], lastChargeDay: null }) },
+        spendSource: {
+          spendOf: async () => ({
+            converted: 0,
+            unconverted: [],
+            lastChargeDay: null,
+            usage: 0,
+            lastUsageDay: null,
+          }),
+        },
       }),
       { logger, bus, openDb: async () => shared, dataDir: 'memory', grpcAddress: '127.0.0.1:0' },
     );

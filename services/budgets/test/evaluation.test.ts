@@ -99,7 +99,7 @@ describe('budget evaluation', () => {
     });
   });
 
-  it('asks costs for the budget period, tags and currency of the project connections', async () => {
+  it('asks costs for the budget period up to the end of the clock day, tags and currency of the project connections', async () => {
     const team = { teamId: newId('team') };
     const connections = [newId('connection'), newId('connection')];
     const project = await f.projects.createProject({ name: 'q', connectionIds: connections }, team);
@@ -120,7 +120,8 @@ describe('budget evaluation', () => {
         teamId: team.teamId,
         connectionIds: connections,
         from: new Date('2026-10-01T00:00:00Z'),
-        to: new Date('2027-01-01T00:00:00Z'),
+        // The quarter runs to 1 January; charges dated after the clock's day (10 November) are not counted yet.
+        to: new Date(Date.parse(`${f.clock.now.toISOString().slice(0, 10)}T00:00:00Z`) + 86_400_000),
         tags: { env: 'prod' },
         currency: 'EUR',
       },
@@ -312,5 +313,35 @@ describe('budget evaluation', () => {
     // Without a charge day, up to now: 9.5 of 30 days at the fixture's clock (10 November, noon).
     const now = await ingestUntil(team, connection, budget.id, 95);
     expect(now.forecastSpend).toBe(300);
+    expect(now.dataThrough).toBeUndefined();
+  });
+
+  it('counts fees and purchases once in the forecast and shows how far the data reaches', async () => {
+    const { team, connection, budget } = await budgetOnConnection();
+    f.lastChargeDay.value = '2026-11-08'; // 8 of 30 days
+    f.fixedSpend.set(connection, 300); // a monthly fee booked on the 1st
+    try {
+      const read = await ingestUntil(team, connection, budget.id, 300 + 8 * 20);
+      expect(read.forecastSpend).toBe(20 * 30 + 300);
+      expect(timestampDate(read.dataThrough!)).toEqual(new Date('2026-11-09T00:00:00Z'));
+    } finally {
+      f.fixedSpend.delete(connection);
+      f.lastChargeDay.value = null;
+    }
+  });
+
+  it('evaluates every budget again on a new UTC day, so charges dated that day count', async () => {
+    const { team, connection, budget } = await budgetOnConnection();
+    await ingestUntil(team, connection, budget.id, 10);
+    const asked = f.queries.length;
+    const before = f.clock.now;
+    f.clock.now = new Date(before.getTime() + 86_400_000);
+    try {
+      await eventually(async () => (f.queries.length > asked ? true : undefined));
+      const query = f.queries.slice(asked).find((q) => q.connectionIds.includes(connection))!;
+      expect(query.to).toEqual(new Date('2026-11-12T00:00:00Z'));
+    } finally {
+      f.clock.now = before;
+    }
   });
 });

@@ -16,11 +16,13 @@ export const logger = createLogger('test', 'silent');
 /**
  * The budgets service on a fresh database and bus, with costs and identity stand-ins and a clock the
  * test moves. Spend is what the test sets per connection (and per value of the `team` tag when a budget
- * filters on it); every query costs was asked is kept.
+ * filters on it), all usage-based but what `fixedSpend` names per connection (recurring fees, purchases:
+ * counted once by the forecast); every query costs was asked is kept.
  */
 export async function startBudgets() {
   const clock = { now: new Date('2026-11-10T12:00:00.000Z') };
   const spend = new Map<string, number>();
+  const fixedSpend = new Map<string, number>();
   const unconverted = new Map<string, Array<{ currency: string; amount: number }>>();
   const lastChargeDay = { value: null as string | null };
   const queries: SpendQuery[] = [];
@@ -30,13 +32,17 @@ export async function startBudgets() {
       queries.push(query);
       if (costs.down) throw new UnavailableError('costs is down (stand-in)');
       let converted = 0;
+      let fixed = 0;
       for (const id of query.connectionIds) {
         converted += spend.get(query.tags.team ? `${id}#${query.tags.team}` : id) ?? 0;
+        fixed += fixedSpend.get(id) ?? 0;
       }
       return {
         converted,
         unconverted: query.connectionIds.flatMap((id) => unconverted.get(id) ?? []),
         lastChargeDay: lastChargeDay.value,
+        usage: converted - fixed,
+        lastUsageDay: lastChargeDay.value,
       };
     },
   };
@@ -75,6 +81,7 @@ export async function startBudgets() {
   return {
     clock,
     spend,
+    fixedSpend,
     unconverted,
     lastChargeDay,
     queries,

@@ -55,7 +55,7 @@ const teamConnections: TeamConnections = {
 };
 const spendSource: SpendSource = {
   async spendOf() {
-    return { converted: 0, unconverted: [], lastChargeDay: null };
+    return { converted: 0, unconverted: [], lastChargeDay: null, usage: 0, lastUsageDay: null };
   },
 };
 

@@ -20,7 +20,8 @@ const spend = new Map<string, number>();
 const spendSource: SpendSource = {
   async spendOf({ connectionIds }) {
     await sleep(20);
-    return { converted: spend.get(connectionIds[0]!) ?? 0, unconverted: [], lastChargeDay: null };
+    const converted = spend.get(connectionIds[0]!) ?? 0;
+    return { converted, unconverted: [], lastChargeDay: null, usage: converted, lastUsageDay: null };
   },
 };
 

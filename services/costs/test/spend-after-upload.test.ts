@@ -30,6 +30,10 @@ interface Row {
   currency: string;
   effective: number;
   tags: Record<string, string>;
+  /** The forecast's split, read by the test: ChargeFrequency Usage-Based (any case), or none and a usage category. */
+  usage: boolean;
+  /** False for a row without a ResourceId or whose ChargeCategory is Tax, Credit, Purchase or Adjustment. */
+  taggable: boolean;
 }
 
 /** The file's rows as the test reads them itself: charge day (UTC), currency, EffectiveCost, tags. */
@@ -41,6 +45,13 @@ function rowsOf(file: Buffer): Row[] {
     currency: record.BillingCurrency!,
     effective: Number(record.EffectiveCost),
     tags: record.Tags === 'NULL' || !record.Tags ? {} : (JSON.parse(record.Tags) as Record<string, string>),
+    usage:
+      record.ChargeFrequency && record.ChargeFrequency !== 'NULL'
+        ? record.ChargeFrequency.toLowerCase() === 'usage-based'
+        : !['Purchase', 'Tax', 'Credit', 'Adjustment'].includes(record.ChargeCategory ?? ''),
+    taggable:
+      !['', 'NULL', undefined].includes(record.ResourceId) &&
+      !['Tax', 'Credit', 'Purchase', 'Adjustment'].includes(record.ChargeCategory!),
   }));
 }
 
@@ -61,6 +72,16 @@ describe('spend of uploaded FOCUS files, read from the rollups', () => {
     expect(all.byCurrency.map((c) => c.currency)).toEqual(['USD']);
     expect(all.byCurrency[0]!.amount).toBeCloseTo(sum(rows), 8);
     expect(all.converted).toBeCloseTo(sum(rows), 8);
+    // The sample's one-time credit is the only row that is not usage-based.
+    expect(rows.filter((row) => !row.usage).length).toBeGreaterThan(0);
+    expect(all.usageConverted).toBeCloseTo(sum(rows.filter((row) => row.usage)), 8);
+    expect(all.lastUsageDay).toBe(
+      rows
+        .filter((row) => row.usage)
+        .map((row) => row.day)
+        .sort()
+        .at(-1),
+    );
     expect(all.lastChargeDay).toBe(
       rows
         .map((row) => row.day)
@@ -93,11 +114,14 @@ describe('spend of uploaded FOCUS files, read from the rollups', () => {
       { connectionIds: [connectionId], ...september, requiredTags: ['application', 'environment'] },
       as,
     );
-    const covered = sum(rows.filter((row) => row.tags.application && row.tags.environment));
+    // Of the spend that can carry tags: rows without a resource, credits, taxes... are left out, apart.
+    const taggable = rows.filter((row) => row.taggable);
+    expect(taggable.length).toBeLessThan(rows.length);
+    const covered = sum(taggable.filter((row) => row.tags.application && row.tags.environment));
     expect(coverage.covered[0]!.amount).toBeCloseTo(covered, 8);
-    // Credits (negative cost) on untagged rows can make the covered part exceed the total: capped at 1.
-    expect(coverage.ratio).toBeCloseTo(Math.min(1, covered / sum(rows)), 8);
-    expect(coverage.total[0]!.amount).toBeCloseTo(sum(rows), 8);
+    expect(coverage.ratio).toBeCloseTo(Math.min(1, covered / sum(taggable)), 8);
+    expect(coverage.total[0]!.amount).toBeCloseTo(sum(taggable), 8);
+    expect(coverage.untaggable[0]!.amount).toBeCloseTo(sum(rows.filter((row) => !row.taggable)), 8);
 
     // A generated file of the same billing period replaces it: spend is the new file's, not both.
     const replacement = Buffer.from([...focusLines({ rows: 2000, month: '2024-09', seed: 7 })].join(''));

@@ -95,7 +95,7 @@ afterAll(async () => {
 
 /** daily_costs summed over services and resources, next to daily_spend as the triggers keep it. */
 async function bothSums() {
-  const key = `connection_id, day, billing_currency, tags`;
+  const key = `connection_id, day, billing_currency, tags, usage_based`;
   const [fromCosts, kept] = await Promise.all(
     [
       `SELECT ${key}, sum(billed_cost) AS billed, sum(effective_cost) AS effective, sum(records)::int AS records
@@ -214,7 +214,14 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
     ].sort();
     expect(answer.days.map((d) => `${d.day} ${d.currency}`)).toEqual(keys);
     const first = answer.days.find((d) => d.day === '2026-03-15');
-    expect(first).toEqual({ day: '2026-03-15', currency: 'USD', effectiveCost: 100, billedCost: 120 });
+    // The rows of this list are all usage-based (the column's default).
+    expect(first).toEqual({
+      day: '2026-03-15',
+      currency: 'USD',
+      effectiveCost: 100,
+      billedCost: 120,
+      usageCost: 100,
+    });
   });
 
   it('measures tag coverage as the share of EffectiveCost carrying every required key with a value', async () => {
@@ -233,7 +240,100 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
       requiredTags: ['env'],
       ...march,
     });
-    expect(none).toEqual({ covered: [], total: [], ratio: 1 });
+    expect(none).toEqual({ covered: [], total: [], untaggable: [], ratio: 1 });
+  });
+
+  it('matches required keys whatever their case and -, _ or spaces, as the scanner does', async () => {
+    const conA3 = await addConnection(teamA, newId('connection'));
+    // AWS tags beside Google Cloud labels (lower case only) and other spellings of the same keys.
+    const planted = [
+      { effective: 11, tags: { Environment: 'prod', Owner: 'ana', CostCenter: '1' } },
+      { effective: 13, tags: { environment: 'prod', owner: 'bo', 'cost-center': '2' } },
+      { effective: 17, tags: { ENVIRONMENT: 'prod', owner: 'cy', 'Cost Center': '3', cost_center: '' } },
+      { effective: 19, tags: { env: 'prod', owner: 'di', cost_center: '4' } }, // env is another key
+      { effective: 23, tags: { environment: 'prod', OWNER: ' ', costcenter: '5' } }, // blank owner
+    ];
+    for (const row of planted)
+      await db.query(
+        `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id,
+           tags, billing_currency, billed_cost, effective_cost, records)
+         VALUES ($1, $2, '2026-03-05', '2026-03-01', 'Compute Engine', 'vm', $3, 'USD', $4, $4, 1)`,
+        [teamA, conA3, JSON.stringify(row.tags), row.effective],
+      );
+    const required = ['Environment', 'Owner', 'CostCenter'];
+    // The test's own reading of the rule: some key equal once lower-cased and stripped of - _ and spaces.
+    const fold = (key: string) => key.toLowerCase().split(/[-_ ]/).join('');
+    const carries = (tags: Record<string, string>) =>
+      required.every((key) =>
+        Object.entries(tags).some(([k, v]) => fold(k) === fold(key) && v.trim() !== ''),
+      );
+    const covered = planted
+      .filter((row) => carries(row.tags))
+      .reduce((total, row) => total + row.effective, 0);
+    const total = planted.reduce((sum, row) => sum + row.effective, 0);
+    expect(covered).toBeGreaterThan(0);
+    expect(covered).toBeLessThan(total);
+    const answer = await spend.getTagCoverage(teamA, {
+      connectionIds: [conA3],
+      requiredTags: required,
+      ...march,
+    });
+    expect(answer.covered).toEqual([{ currency: 'USD', amount: covered }]);
+    expect(answer.total).toEqual([{ currency: 'USD', amount: total }]);
+    expect(answer.ratio).toBeCloseTo(covered / total, 12);
+  });
+
+  it('tells usage-based spend and its last day from fees counted once, converted alike', async () => {
+    const con = await addConnection(teamA, newId('connection'));
+    await db.query(
+      `INSERT INTO exchange_rates (from_currency, to_currency, rate) VALUES ('GBP', 'USD', 1.25)`,
+    );
+    const planted = [
+      { day: '2026-03-01', currency: 'USD', effective: 300, usage: false }, // monthly fee on the 1st
+      { day: '2026-03-01', currency: 'USD', effective: 20, usage: true },
+      { day: '2026-03-07', currency: 'GBP', effective: 8, usage: true },
+      { day: '2026-03-09', currency: 'USD', effective: 50, usage: false }, // a purchase after the last usage
+      { day: '2026-03-09', currency: 'CHF', effective: 5, usage: true }, // no rate: not converted
+    ];
+    for (const row of planted)
+      await db.query(
+        `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, tags, billing_currency,
+           usage_based, billed_cost, effective_cost, records)
+         VALUES ($1, $2, $3, '2026-03-01', '{}', $4, $5, $6, $6, 1)`,
+        [teamA, con, row.day, row.currency, row.usage, row.effective],
+      );
+    try {
+      const rate = (currency: string) => ({ USD: 1, GBP: 1.25 })[currency];
+      const converted = planted.filter((row) => rate(row.currency) !== undefined);
+      const value = (list: typeof planted) =>
+        list.reduce((total, row) => total + row.effective * rate(row.currency)!, 0);
+      const answer = await spend.getSpend(teamA, {
+        connectionIds: [con],
+        tags: {},
+        currency: 'USD',
+        ...march,
+      });
+      expect(answer.converted).toBeCloseTo(value(converted), 10);
+      expect(answer.usageConverted).toBeCloseTo(value(converted.filter((row) => row.usage)), 10);
+      const usageDays = planted.filter((row) => row.usage).map((row) => row.day);
+      // The CHF row has no rate but is data all the same: the last usage day counts it.
+      expect(answer.lastUsageDay).toBe(usageDays.sort().at(-1));
+      const lastDay = planted
+        .map((row) => row.day)
+        .sort()
+        .at(-1)!;
+      expect(answer.dataThrough).toEqual(new Date(Date.parse(`${lastDay}T00:00:00Z`) + 86_400_000));
+      const daily = await spend.getDailySpend(teamA, { connectionIds: [con], tags: {}, ...march });
+      for (const day of daily.days) {
+        const ofDay = planted.filter((row) => row.day === day.day && row.currency === day.currency);
+        expect(day.usageCost).toBe(ofDay.filter((row) => row.usage).reduce((t, row) => t + row.effective, 0));
+      }
+      const none = await spend.getSpend(teamA, { connectionIds: [con], tags: {}, ...march, from: march.to });
+      expect(none.dataThrough).toBeNull();
+    } finally {
+      await db.query('DELETE FROM daily_costs WHERE connection_id = $1', [con]);
+      await db.query(`DELETE FROM exchange_rates WHERE from_currency = 'GBP'`);
+    }
   });
 
   it('weighs currencies in the one with the most cost, with the operator’s rates where they exist', async () => {

@@ -111,6 +111,7 @@ describe('REST /v1/guard/budgets through the gateway', () => {
           'percentage_used',
           'forecast_spend',
           'unconverted_spend',
+          'data_through',
           'status',
           'thresholds',
           'tags',
@@ -131,6 +132,7 @@ describe('REST /v1/guard/budgets through the gateway', () => {
         percentage_used: 0,
         forecast_spend: 0,
         unconverted_spend: [],
+        data_through: null,
         status: 'active',
         thresholds: [
           { percentage: 50, notified_at: null },
@@ -397,6 +399,11 @@ describe('REST /v1/guard/budgets through the gateway', () => {
         true,
       );
       expect(allRead.forecast_spend).toBeGreaterThanOrEqual(allRead.current_spend);
+      // The file's rows fall on the first days of the month (focusFile): the data reaches the end of the last.
+      const today = new Date();
+      const monthStart = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1);
+      const lastDay = Math.max(...rows.map((_, i) => i % Math.max(1, today.getUTCDate())));
+      expect(allRead.data_through).toBe(new Date(monthStart + (lastDay + 1) * 86_400_000).toISOString());
 
       const webRead = await eventually(async () => {
         const read = (await call('GET', `/v1/guard/budgets/${web.id}`)).body.data;

@@ -249,14 +249,17 @@ export interface paths {
     };
     /**
      * Get the cost posture
-     * @description The cost posture of one project, or of the whole team when `project_id` is omitted: `score`
-     *     (0..100) is the sum of `breakdown`: `budget_compliance` (0..40, share of the non-archived
-     *     budgets that are not breached), `tag_coverage` (0..30, share of the effective cost of the 30
-     *     days up to `date` carrying every tag key the team requires) and `recommendation_adoption`
-     *     (0..30, share of the scanner's findings that are resolved or suppressed). A part with nothing
-     *     to measure (no budget, no required tag key, no finding) gets full marks. Parts are whole
-     *     numbers that add up to the rounded score. `trend` compares with the posture of seven days
-     *     earlier: a change under 3 points, or no posture that day, is `stable`.
+     * @description The cost posture of one project, or of the whole team when `project_id` is omitted: `score` is
+     *     the sum of `breakdown`: `budget_compliance` (0..40, share of the non-archived budgets that are
+     *     not breached), `tag_coverage` (0..30, share of the effective cost of the 30 days up to `date`
+     *     that can carry tags and carries every tag key the team requires) and `recommendation_adoption`
+     *     (0..30, share of the findings raised in those 30 days that are resolved or suppressed). A part
+     *     with nothing to measure (no budget; no required tag key or no taggable cost in the window; no
+     *     scan completed and no finding raised in the window) is left out: its value is `null`,
+     *     `max_score` is the sum of the measured parts' maxima, and `grade` comes from
+     *     `score / max_score` (`null` when nothing is measured). Parts are whole numbers that add up to
+     *     the rounded score. `trend` compares `score / max_score` with the posture of seven days earlier:
+     *     a change under 3 points of 100, or no posture that day, is `stable`.
      *
      *     Today's posture (the default `date`, UTC) is computed on read, reused for up to 5 seconds per
      *     scope (`POSTURE_CACHE_MS`), and kept as today's snapshot; every scope read in the last 30 days also gets a snapshot each day from an hourly
@@ -1347,26 +1350,42 @@ export interface components {
     FindingEnvelope: {
       data: components['schemas']['Finding'];
     };
+    /**
+     * @description A part with nothing to measure is left out: its `breakdown` value is `null`, `max_score` is the
+     *     sum of the measured parts' maxima, and `grade` comes from `score / max_score`. So a project never
+     *     scanned, without budgets or without cost in the window is judged on what can be measured, neither
+     *     rewarded nor punished for what cannot.
+     */
     CostPosture: {
-      /** @description Sum of the breakdown. */
+      /** @description Sum of the measured parts of `breakdown` (the `null` ones count for nothing). */
       score: number;
-      /** @constant */
-      max_score: 100;
+      /** @description Sum of the measured parts' maxima (40, 30, 30); 100 when every part is measured, 0 when none is. */
+      max_score: number;
       /**
-       * @description A (>= 90), B (>= 80), C (>= 70), D (>= 60), F (below 60).
-       * @enum {string}
+       * @description From `score / max_score`, A (>= 90 %), B (>= 80 %), C (>= 70 %), D (>= 60 %), F (below 60 %); `null` when no part is measured (`max_score` 0).
+       * @enum {string|null}
        */
-      grade: 'A' | 'B' | 'C' | 'D' | 'F';
+      grade: 'A' | 'B' | 'C' | 'D' | 'F' | null;
       breakdown: {
-        /** @description Share of non-archived budgets not breached (40 when there is none). */
-        budget_compliance: number;
-        /** @description Share of the cost of the 30 days up to `date` carrying the team's required tag keys (30 when none is required or there is no cost). */
-        tag_coverage: number;
-        /** @description Share of findings resolved or suppressed (30 when there is none). */
-        recommendation_adoption: number;
+        /** @description 40 x the share of non-archived budgets not breached; `null` when the scope has no non-archived budget. */
+        budget_compliance: number | null;
+        /**
+         * @description 30 x the share of the effective cost of the 30 days up to `date` that can carry tags and
+         *     carries every tag key the team requires (keys compared whatever their case and `-`, `_` or
+         *     spaces; a blank value does not count). Cost that cannot carry tags (no resource id; charge
+         *     category Tax, Credit, Purchase or Adjustment) is left out, and given in `untaggable_spend`.
+         *     `null` when the team requires no tag key or there is no such cost in the window.
+         */
+        tag_coverage: number | null;
+        /**
+         * @description 30 x the share of the findings raised (first found) in the 30 days up to `date` that are now
+         *     resolved or suppressed; 30 when a scan completed in that window and raised none; `null` when
+         *     no scan completed in the window and none was raised in it.
+         */
+        recommendation_adoption: number | null;
       };
       /**
-       * @description Against the posture seven days earlier; a change under 3 points (or no posture seven days earlier) is `stable`.
+       * @description Against the posture seven days earlier, each as `score / max_score` in points of 100; a change under 3 points, no posture seven days earlier, or either measuring nothing, is `stable`.
        * @enum {string}
        */
       trend: 'improving' | 'declining' | 'stable';
@@ -1375,6 +1394,12 @@ export interface components {
        * @description The day of the posture, `YYYY-MM-DD` (UTC).
        */
       date: string;
+      /** @description Effective cost of the 30 days up to `date` left out of `tag_coverage` because it cannot carry tags, per billing currency (net of credits); empty when tag coverage was not asked (no required tag key, no connection). */
+      untaggable_spend: {
+        /** @description ISO 4217 billing currency. */
+        currency: string;
+        amount: number;
+      }[];
     };
     CostPostureEnvelope: {
       data: components['schemas']['CostPosture'];

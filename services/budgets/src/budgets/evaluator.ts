@@ -12,7 +12,17 @@ import type { Spend, SpendSource } from './spend';
 
 type LockedRow = BudgetRow & { project_name: string; connection_ids: string[] };
 
-const noSpend: Spend = { converted: 0, unconverted: [], lastChargeDay: null };
+const noSpend: Spend = { converted: 0, unconverted: [], lastChargeDay: null, usage: 0, lastUsageDay: null };
+const dayMs = 86_400_000;
+
+/**
+ * Where the spend counted now ends: the period's end, or the end of the current UTC day when that comes
+ * first. A charge dated after today has not been incurred (a provider's estimate, or a wrong clock); it
+ * is counted once its day has begun (the sweep evaluates every budget again on each new UTC day), and
+ * the upload that brought it says so (`future_charges` warning).
+ */
+const countedUntil = (periodEnd: Date, at: Date): Date =>
+  new Date(Math.min(periodEnd.getTime(), (Math.floor(at.getTime() / dayMs) + 1) * dayMs));
 
 /**
  * Evaluates budgets: asks costs for the spend of the current period, stores it, and writes the threshold
@@ -59,7 +69,7 @@ export function budgetEvaluator({
             teamId: row.team_id,
             connectionIds: row.connection_ids,
             from: range.start,
-            to: range.end,
+            to: countedUntil(range.end, at),
             tags: row.tags,
             currency: row.currency,
           });
@@ -85,7 +95,8 @@ export function budgetEvaluator({
     );
     await tx.query(
       `UPDATE budgets SET current_spend = $2, percentage_used = $3, unconverted_spend = $4, last_charge_day = $5,
-         period_start = $6, thresholds = $7, status = $8, evaluated_at = $9, needs_evaluation = false
+         period_start = $6, thresholds = $7, status = $8, evaluated_at = $9, needs_evaluation = false,
+         usage_spend = $10, last_usage_day = $11
        WHERE id = $1`,
       [
         row.id,
@@ -97,6 +108,8 @@ export function budgetEvaluator({
         storedThresholds(outcome.thresholds),
         outcome.status,
         at,
+        spend.usage,
+        spend.lastUsageDay,
       ],
     );
     evaluationMetrics.evaluations.inc({ outcome: 'evaluated' });
@@ -208,22 +221,25 @@ export function budgetEvaluator({
   }
 
   /**
-   * Evaluates every budget that needs it: marked (changed, new data, deferred) or still on an earlier
-   * period than the clock's (the period boundary). Each in its own transaction, skipping budgets another
-   * replica is evaluating; a budget whose evaluation fails is tried again on the next sweep.
+   * Evaluates every budget that needs it: marked (changed, new data, deferred), still on an earlier
+   * period than the clock's (the period boundary), or last evaluated before the current UTC day (charges
+   * dated today count from today on, see countedUntil). Each in its own transaction, skipping budgets
+   * another replica is evaluating; a budget whose evaluation fails is tried again on the next sweep.
    */
   async function sweep(): Promise<number> {
     const at = now();
     const starts = (['monthly', 'quarterly', 'yearly'] as const).map((p) => periodOf(p, at).start);
+    const today = new Date(Math.floor(at.getTime() / dayMs) * dayMs);
     let after = '';
     let evaluated = 0;
     for (;;) {
       const { rows } = await db.query<{ id: string }>(
         `SELECT id FROM budgets
          WHERE status <> 'archived' AND id > $1 AND (needs_evaluation OR period_start IS NULL OR period_start <>
-           CASE period WHEN 'monthly' THEN $2::timestamptz WHEN 'quarterly' THEN $3::timestamptz ELSE $4::timestamptz END)
+           CASE period WHEN 'monthly' THEN $2::timestamptz WHEN 'quarterly' THEN $3::timestamptz ELSE $4::timestamptz END
+           OR evaluated_at < $5)
          ORDER BY id LIMIT 200`,
-        [after, ...starts],
+        [after, ...starts, today],
       );
       if (rows.length === 0) return evaluated;
       for (const { id } of rows) if (await evaluateBudget(id, true)) evaluated++;

@@ -26,25 +26,41 @@ export const dayOf = (at: Date): string => at.toISOString().slice(0, 10);
 
 const dayMs = 86_400_000;
 
+/** What a forecast starts from: the period's spend so far and how much of it follows usage. */
+export interface SpendSoFar {
+  /** All spend counted in the period. */
+  spend: number;
+  /** Of `spend`: usage-based charges, projected at their run rate. */
+  usage: number;
+  /** YYYY-MM-DD of the latest charge day with usage-based spend, null when none. */
+  lastUsageDay: string | null;
+}
+
 /**
- * Linear run rate to the end of the period: spend so far divided by the part of the period it covers,
- * times the whole period. The covered part ends with the last charge day that has data in the period
- * (FOCUS exports arrive a day or more late, so dividing by the time elapsed until now would understate the
- * rate); without such a day it ends at `now`. A period that is over, or not begun, forecasts its spend.
+ * Spend at the end of the period: the usage-based part at its linear run rate (divided by the part of
+ * the period it covers, times the whole period), plus the rest (recurring fees, one-time purchases,
+ * taxes, credits, adjustments) once, as booked: a whole-month fee charged on the 1st is not multiplied.
+ * The covered part ends with the latest usage day in the period (FOCUS exports arrive a day or more late,
+ * so dividing by the time elapsed until now would understate the rate); without such a day it ends at
+ * `now`. A period that is over, or not begun, forecasts its spend.
  */
 export function forecastSpend(
-  spend: number,
+  { spend, usage, lastUsageDay }: SpendSoFar,
   range: PeriodRange,
-  lastChargeDay: string | null,
   now: Date,
 ): number {
-  const chargeDayEnd = lastChargeDay ? Date.parse(`${lastChargeDay}T00:00:00Z`) + dayMs : NaN;
-  const inPeriod = chargeDayEnd > range.start.getTime() && chargeDayEnd <= range.end.getTime();
-  const coveredUntil = inPeriod ? chargeDayEnd : Math.min(now.getTime(), range.end.getTime());
+  const usageDayEnd = lastUsageDay ? Date.parse(`${lastUsageDay}T00:00:00Z`) + dayMs : NaN;
+  const inPeriod = usageDayEnd > range.start.getTime() && usageDayEnd <= range.end.getTime();
+  const coveredUntil = inPeriod ? usageDayEnd : Math.min(now.getTime(), range.end.getTime());
   const covered = coveredUntil - range.start.getTime();
   if (covered <= 0) return roundCents(spend);
-  return roundCents((spend * (range.end.getTime() - range.start.getTime())) / covered);
+  const projected = (usage * (range.end.getTime() - range.start.getTime())) / covered;
+  return roundCents(projected + (spend - usage));
 }
+
+/** The UTC midnight that ends `day` (YYYY-MM-DD), null for none: how far a budget's data reaches. */
+export const endOfDay = (day: string | null): Date | null =>
+  day ? new Date(Date.parse(`${day}T00:00:00Z`) + dayMs) : null;
 
 /** Share of `amount` that `spend` is, in percent with two decimals: the figure thresholds compare with. */
 export const percentageUsed = (spend: number, amount: number): number =>

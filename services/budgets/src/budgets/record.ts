@@ -1,5 +1,5 @@
 import type { Threshold } from './evaluation';
-import { forecastSpend, periodOf, type BudgetPeriod } from './period';
+import { endOfDay, forecastSpend, periodOf, type BudgetPeriod } from './period';
 import type { CurrencyAmount } from './spend';
 import type { BudgetStatus } from './validation';
 
@@ -19,6 +19,8 @@ export interface Budget {
   percentageUsed: number;
   forecastSpend: number;
   unconvertedSpend: CurrencyAmount[];
+  /** End of the latest charge day counted in `currentSpend`; null when none. */
+  dataThrough: Date | null;
   /** The period the spend belongs to (end exclusive). */
   periodStart: Date;
   periodEnd: Date;
@@ -47,6 +49,8 @@ export interface BudgetRow {
   percentage_used: number;
   unconverted_spend: CurrencyAmount[];
   last_charge_day: string | null;
+  usage_spend: number;
+  last_usage_day: string | null;
   period_start: Date | null;
   evaluated_at: Date | null;
   created_at: Date;
@@ -55,7 +59,8 @@ export interface BudgetRow {
 
 export const budgetColumns = `b.id, b.team_id, b.project_id, b.name, b.amount, b.currency, b.period, b.status,
   b.thresholds, b.tags, b.current_spend, b.percentage_used, b.unconverted_spend,
-  to_char(b.last_charge_day, 'YYYY-MM-DD') AS last_charge_day, b.period_start, b.evaluated_at,
+  to_char(b.last_charge_day, 'YYYY-MM-DD') AS last_charge_day, b.usage_spend,
+  to_char(b.last_usage_day, 'YYYY-MM-DD') AS last_usage_day, b.period_start, b.evaluated_at,
   b.created_at, b.updated_at`;
 
 export const thresholdsOf = (stored: StoredThreshold[]): Threshold[] =>
@@ -87,8 +92,13 @@ export function toBudget(row: BudgetRow, now: Date): Budget {
     tags: row.tags,
     currentSpend: row.current_spend,
     percentageUsed: row.percentage_used,
-    forecastSpend: forecastSpend(row.current_spend, range, row.last_charge_day, now),
+    forecastSpend: forecastSpend(
+      { spend: row.current_spend, usage: row.usage_spend, lastUsageDay: row.last_usage_day },
+      range,
+      now,
+    ),
     unconvertedSpend: row.unconverted_spend,
+    dataThrough: endOfDay(row.last_charge_day),
     periodStart: range.start,
     periodEnd: range.end,
     evaluatedAt: row.evaluated_at,

@@ -23,6 +23,10 @@ export interface Spend {
   unconverted: CurrencyAmount[];
   /** YYYY-MM-DD of the latest charge day with data, null when none. */
   lastChargeDay: string | null;
+  /** Of `converted`: usage-based spend, what a forecast projects at its run rate. */
+  usage: number;
+  /** YYYY-MM-DD of the latest charge day with usage-based spend, null when none. */
+  lastUsageDay: string | null;
 }
 
 /** Where a budget's spend comes from, which the costs service owns. */
@@ -43,6 +47,8 @@ export function spendOverRpc(client: RpcClient<typeof costs.CostDataService>): S
         converted: answer.converted,
         unconverted: answer.unconverted.map(({ currency: code, amount }) => ({ currency: code, amount })),
         lastChargeDay: answer.lastChargeDay || null,
+        usage: answer.usageConverted,
+        lastUsageDay: answer.lastUsageDay || null,
       };
     },
   };

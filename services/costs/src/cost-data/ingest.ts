@@ -20,11 +20,24 @@ export interface CurrencyTotals {
   effectiveCost: number;
 }
 
+/**
+ * Something about a stored file its uploader should know (the file was stored all the same): a stable
+ * `code`, a sentence, and facts a client can use (`details`, all strings).
+ */
+export interface IngestWarning {
+  code: string;
+  message: string;
+  details: Record<string, string>;
+}
+
 export interface IngestSummary {
   connectionId: string;
   rows: number;
   focusVersion: string;
   billingPeriods: string[];
+  /** Each distinct BillingPeriodStart/End pair of the file, sorted (the end is exclusive). */
+  billingPeriodRanges: Array<{ start: Date; end: Date }>;
+  warnings: IngestWarning[];
   totals: CurrencyTotals[];
   rowsReplaced: number;
   bytes: number;
@@ -56,6 +69,23 @@ const stagingDefinition = `(
   capacity_reservation_status text, charge_frequency text, service_provider_name text,
   host_provider_name text, contract_applied jsonb, allocated_method_id text, allocated_method_details jsonb,
   allocated_resource_id text, allocated_resource_name text, allocated_tags jsonb)`;
+
+/**
+ * Whether a row's spend follows usage (a forecast projects it at its run rate) or is a fee, purchase,
+ * tax, credit or adjustment counted once: ChargeFrequency 'Usage-Based' is (in any case: the FOCUS
+ * sample writes 'Usage-based'), 'Recurring' and 'One-Time' are not; without a ChargeFrequency (FOCUS
+ * 1.0, or null) every ChargeCategory but Purchase, Tax, Credit and Adjustment is. Migration 0005 rolls
+ * up earlier rows by the same rule.
+ */
+const usageBased = `coalesce(lower(charge_frequency) = 'usage-based',
+  coalesce(charge_category, '') NOT IN ('Purchase', 'Tax', 'Credit', 'Adjustment'))`;
+
+/**
+ * Whether a row's spend cannot carry tags: no ResourceId, or ChargeCategory Tax, Credit, Purchase or
+ * Adjustment (the scanner's untaggableCategories). Its effective cost is the rollups' `untaggable_cost`,
+ * left out of the cost posture's tag coverage; migration 0006 rolls up earlier rows by the same rule.
+ */
+const untaggable = `coalesce(resource_id, '') = '' OR charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment')`;
 
 /** Staging tables of uploads a crash left behind are dropped after this long. */
 const abandonedAfterMs = 24 * 60 * 60 * 1000;
@@ -116,12 +146,15 @@ export function costDataFactory({
       const reader = readFocus(input.body, encoding, { chunkChars, ...readOptions });
       await db.copyIn(`${staging} (${columnList})`, reader.chunks);
       const facts = reader.facts();
+      const warnings = [...(await futureCharges(staging))];
       const stored = await swapIn(teamId, input.connectionId, uploadId, staging, facts);
       return {
         connectionId: input.connectionId,
         rows: facts.rows,
         focusVersion: facts.version,
         billingPeriods: facts.billingPeriods,
+        billingPeriodRanges: facts.billingPeriodRanges,
+        warnings,
         totals: stored.totals,
         rowsReplaced: stored.rowsReplaced,
         bytes: facts.bytes,
@@ -131,6 +164,33 @@ export function costDataFactory({
       await abandon(uploadId, staging, error);
       throw error;
     }
+  }
+
+  /**
+   * Rows charged after now (ChargePeriodStart in the future): stored and counted like the others, so
+   * the uploader hears how many and up to when, a sign of a wrong date or a wrong clock.
+   */
+  async function futureCharges(staging: string): Promise<IngestWarning[]> {
+    const at = now();
+    const { rows } = await db.query<{ rows: number; latest: string | null }>(
+      `SELECT count(*)::int AS rows,
+         to_char(max(charge_period_start) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS latest
+       FROM ${staging} WHERE charge_period_start > $1`,
+      [at],
+    );
+    const { rows: count, latest } = rows[0]!;
+    if (!count || !latest) return [];
+    const nowText = at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return [
+      {
+        code: 'future_charges',
+        message:
+          `${count} ${count === 1 ? 'row is' : 'rows are'} charged in the future (ChargePeriodStart after ` +
+          `${nowText}), the latest starting ${latest}; ${count === 1 ? 'it was' : 'they were'} stored and ` +
+          'count towards spend and budgets like the others. Check the dates of the export.',
+        details: { rows: String(count), latest_charge_period_start: latest, now: nowText },
+      },
+    ];
   }
 
   async function swapIn(
@@ -164,11 +224,12 @@ export function costDataFactory({
       );
       await tx.query(
         `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id,
-           tags, billing_currency, billed_cost, effective_cost, records)
+           tags, billing_currency, usage_based, billed_cost, effective_cost, untaggable_cost, records)
          SELECT $1, $2, (charge_period_start AT TIME ZONE 'UTC')::date, billing_period_start,
            coalesce(service_name, ''), coalesce(resource_id, ''), coalesce(tags, '{}'), billing_currency,
-           sum(billed_cost), sum(effective_cost), count(*)
-         FROM ${staging} GROUP BY 3, 4, 5, 6, 7, 8`,
+           ${usageBased}, sum(billed_cost), sum(effective_cost),
+           coalesce(sum(effective_cost) FILTER (WHERE ${untaggable}), 0), count(*)
+         FROM ${staging} GROUP BY 3, 4, 5, 6, 7, 8, 9`,
         [teamId, connectionId],
       );
       // Summed by the database, exactly, from the rollups just written (fewer rows than the file).

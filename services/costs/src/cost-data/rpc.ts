@@ -7,6 +7,7 @@ import type { CostData } from './ingest';
 type UploadRequest = costs.UploadCostDataRequest;
 
 const summaryMessage = messageWriter(costs.IngestSummarySchema);
+const spendMessage = messageWriter(costs.GetSpendResponseSchema);
 
 /** The file's bytes: every message after the first, each a `chunk`. */
 async function* chunksOf(rest: AsyncIterator<UploadRequest>): AsyncGenerator<Uint8Array> {
@@ -38,7 +39,7 @@ export function costDataRpc(
       });
       return summaryMessage(summary);
     }),
-    getSpend: teamScoped((request, { teamId }) => spend.getSpend(teamId, request)),
+    getSpend: teamScoped(async (request, { teamId }) => spendMessage(await spend.getSpend(teamId, request))),
     getDailySpend: teamScoped((request, { teamId }) => spend.getDailySpend(teamId, request)),
     getTagCoverage: teamScoped((request, { teamId }) => spend.getTagCoverage(teamId, request)),
   };
