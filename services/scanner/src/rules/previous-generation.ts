@@ -124,7 +124,7 @@ export const previousGeneration: Rule = {
       const target = oldInstance ? 'its current-generation family' : 'gp3';
 
       // The closest newer generation of the same class the data prices, averaged over its resources.
-      let observed: { family: string; type: string; price: number; share: number } | undefined;
+      let observed: { family: string; types: string; price: number; share: number } | undefined;
       if (oldInstance?.unitPrice) {
         const newer = current.filter(
           (p) =>
@@ -138,7 +138,7 @@ export const previousGeneration: Rule = {
           const price = peers.reduce((sum, p) => sum + p.unitPrice!, 0) / peers.length;
           observed = {
             family: peers[0]!.family,
-            type: peers[0]!.type,
+            types: [...new Set(peers.map((p) => p.type))].sort().join(', '),
             price,
             share: Math.max(0, 1 - price / oldInstance.unitPrice),
           };
@@ -150,7 +150,7 @@ export const previousGeneration: Rule = {
         0;
       const savings = share > 0 ? money(cost * share) : undefined;
       const basis = observed
-        ? ` In this data ${observed.family} costs ${Math.round(share * 100)}% less per hour and size than ${family} (${observed.type} and others at ${observed.price.toPrecision(3)} vs ${oldInstance!.unitPrice!.toPrecision(3)} ${currency} per hour and normalised unit).`
+        ? ` In this data ${observed.family} costs ${Math.round(share * 100)}% less per hour and size than ${family} (${observed.types} at ${observed.price.toPrecision(3)} vs ${oldInstance!.unitPrice!.toPrecision(3)} ${currency} per hour and normalised unit).`
         : savings === undefined
           ? ''
           : ` Estimate: ${family} typically costs ${Math.round(share * 100)}% more than its successor at list price; the data holds no newer ${family} resource to compare with.`;
