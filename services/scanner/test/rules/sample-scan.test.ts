@@ -8,7 +8,7 @@ import { startService, type RunningService } from '@costgov/runtime';
 import { focusSample, freshDb, testBus } from '@costgov/testing';
 import { scanDataOf, scanProject } from '../../src/rules/scan';
 
-const { byResource, costliestRow, expectedFindings, rows, sample, sum } = focusSample;
+const { byResource, costliestRow, expectedFindings, monthlyCost, rows, sample, sum } = focusSample;
 
 const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
@@ -111,6 +111,16 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
       expect(result.currency).toBe('USD');
       expect(result.title && result.description && result.recommendation).toBeTruthy();
     }
+    // No resource's findings promise more than it costs a month (its rows per covered day, times 30.44).
+    for (const [id, list] of byResource()) {
+      const promised = outcome.results
+        .filter((result) => result.resourceId === id)
+        .reduce((total, result) => total + (result.estimatedMonthlySavings ?? 0), 0);
+      if (promised > 0) expect(promised, id).toBeLessThanOrEqual(monthlyCost(list) + 0.01);
+    }
+    // The sample holds an hour or so of each resource: its figures say they rest on a day at most.
+    for (const result of outcome.results)
+      if (result.estimatedMonthlySavings !== undefined) expect(result.projectedFromDays).toBe(1);
   });
 
   it('shows nothing of a connection to another team', async () => {
