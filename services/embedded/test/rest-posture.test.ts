@@ -47,16 +47,30 @@ const identityClientOf = () =>
     `127.0.0.1:${system.services.find((s) => s.name === 'identity')!.port}`,
   );
 
+interface Line {
+  cost: number;
+  tags: Record<string, string>;
+  /** FOCUS ChargeCategory; Usage by default. */
+  category?: 'Usage' | 'Tax' | 'Credit' | 'Purchase' | 'Adjustment';
+  /** False for a charge without a ResourceId (a support fee, a tax). */
+  resource?: boolean;
+}
+
+/** Whether a line's cost can carry tags: a resource's charge of a category other than these four. */
+const taggable = (line: Line) =>
+  line.resource !== false && !['Tax', 'Credit', 'Purchase', 'Adjustment'].includes(line.category ?? 'Usage');
+const costOf = (lines: Line[]) => lines.reduce((sum, line) => sum + line.cost, 0);
+
 /** A FOCUS export of this month with every row charged today: the posture's 30 days hold all of it. */
-function focusFile(rows: Array<{ cost: number; tags: Record<string, string> }>): string {
+function focusFile(rows: Line[]): string {
   const now = new Date();
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   const day = new Date(`${today()}T00:00:00Z`);
   const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
   const header =
-    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,Tags';
-  const lines = rows.map(({ cost, tags }, i) =>
+    'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,Tags,ChargeCategory';
+  const lines = rows.map(({ cost, tags, category = 'Usage', resource = true }, i) =>
     [
       cost,
       cost,
@@ -66,25 +80,27 @@ function focusFile(rows: Array<{ cost: number; tags: Record<string, string> }>):
       stamp(day),
       stamp(new Date(day.getTime() + 3_600_000)),
       'EC2',
-      `i-${i}`,
+      resource ? `i-${i}` : '',
       `"${JSON.stringify(tags).replaceAll('"', '""')}"`,
+      category,
     ].join(','),
   );
   return `${header}\n${lines.join('\n')}\n`;
 }
 
 describe('REST /v1/guard/cost-posture through the gateway', () => {
-  it('a new team scores full marks today, stable, readable with guard:read', async () => {
+  it('a new team has nothing to measure: every part null, 0 of 0, no grade, readable with guard:read', async () => {
     const reply = await call('GET', '/v1/guard/cost-posture', { key: readOnlyKey });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body).toEqual({
       data: {
-        score: 100,
-        max_score: 100,
-        grade: 'A',
-        breakdown: { budget_compliance: 40, tag_coverage: 30, recommendation_adoption: 30 },
+        score: 0,
+        max_score: 0,
+        grade: null,
+        breakdown: { budget_compliance: null, tag_coverage: null, recommendation_adoption: null },
         trend: 'stable',
         date: today(),
+        untaggable_spend: [],
       },
     });
     expect(reply.headers.get('x-request-id')).toBeTruthy();
@@ -127,38 +143,66 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
     await budget(tagged, 'large', 1000);
     await budget(bare, 'bare', 1000);
 
-    await withIdentity((client) => client.setRequiredTags({ requiredTags: ['team'] }, { teamId }));
+    // Required as `Team`; the file's labels are lower case, as Google Cloud writes them.
+    await withIdentity((client) => client.setRequiredTags({ requiredTags: ['Team'] }, { teamId }));
+    const lines: Line[] = [
+      { cost: 60, tags: { team: 'web' } },
+      { cost: 25, tags: { env: 'prod' } },
+      { cost: 15, tags: { team: '' } },
+      { cost: 40, tags: {}, category: 'Tax', resource: false },
+      { cost: 30, tags: {}, resource: false }, // a support fee
+      { cost: -10, tags: {}, category: 'Credit', resource: false },
+    ];
     const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
-      raw: focusFile([
-        { cost: 60, tags: { team: 'web' } },
-        { cost: 25, tags: { env: 'prod' } },
-        { cost: 15, tags: { team: '' } },
-      ]),
+      raw: focusFile(lines),
       contentType: 'text/csv',
     });
     expect(upload.status, upload.text).toBe(200);
-    // 100 spent against 50: the small budget breaches once budgets has evaluated the upload.
+    // 160 spent against 50: the small budget breaches once budgets has evaluated the upload.
     await eventually(async () =>
       (await call('GET', `/v1/guard/budgets/${small}`)).body.data.status === 'breached' ? true : undefined,
     );
 
-    // Project: 1 of 2 budgets fine (20), 60 of 100 tagged (18), no finding (30).
+    // Tag coverage is a share of the cost that can carry tags; the rest is given apart.
+    const canCarry = lines.filter(taggable);
+    const covered = costOf(canCarry.filter((line) => line.tags.team?.trim()));
+    const tagPoints = (30 * covered) / costOf(canCarry);
+    const leftOut = costOf(lines.filter((line) => !taggable(line)));
+    const grade = (score: number, max: number) =>
+      ['A', 'B', 'C', 'D'].find((_, i) => score * 100 >= (90 - 10 * i) * max) ?? 'F';
+
+    // Project: 1 of 2 budgets fine, its cost tagged, never scanned (left out): out of 70.
     const project = await call('GET', `/v1/guard/cost-posture?project_id=${tagged}`);
     expect(project.status, project.text).toBe(200);
+    const projectScore = Math.round((40 * 1) / 2 + tagPoints);
     expect(project.body.data).toMatchObject({
-      score: 68,
-      grade: 'D',
-      breakdown: { budget_compliance: 20, tag_coverage: 18, recommendation_adoption: 30 },
+      score: projectScore,
+      max_score: 70,
+      grade: grade(projectScore, 70),
+      breakdown: {
+        budget_compliance: 20,
+        tag_coverage: Math.round(tagPoints),
+        recommendation_adoption: null,
+      },
+      untaggable_spend: [{ currency: 'USD', amount: leftOut }],
     });
-    // A project with no connection has no cost to tag, and its one budget is fine.
+    // A project with no connection has no cost to tag, and its one budget is fine: 40 of 40.
     const bareReply = await call('GET', `/v1/guard/cost-posture?project_id=${bare}`);
-    expect(bareReply.body.data).toMatchObject({ score: 100, grade: 'A' });
-    // Team-wide: 2 of 3 budgets fine (26.67), the team's one connection 60% tagged (18): 74.67 -> 75.
+    expect(bareReply.body.data).toMatchObject({
+      score: 40,
+      max_score: 40,
+      grade: 'A',
+      breakdown: { budget_compliance: 40, tag_coverage: null, recommendation_adoption: null },
+      untaggable_spend: [],
+    });
+    // Team-wide: 2 of 3 budgets fine, the team's one connection as tagged as the project.
     const team = await call('GET', '/v1/guard/cost-posture');
+    const teamScore = Math.round((40 * 2) / 3 + tagPoints);
     expect(team.body.data).toMatchObject({
-      score: 75,
-      grade: 'C',
-      breakdown: { budget_compliance: 27, tag_coverage: 18, recommendation_adoption: 30 },
+      score: teamScore,
+      max_score: 70,
+      grade: grade(teamScore, 70),
+      breakdown: { budget_compliance: Math.round((40 * 2) / 3), recommendation_adoption: null },
     });
   });
 
@@ -215,6 +259,6 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
     expectError(await call('GET', '/v1/guard/cost-posture?project_id=prj_unknown'), 404, 'not_found');
     // The other team's own team-wide posture knows nothing of ours.
     const theirs = await call('GET', '/v1/guard/cost-posture', { key: otherTeamKey });
-    expect(theirs.body.data.score).toBe(100);
+    expect(theirs.body.data).toMatchObject({ score: 0, max_score: 0, grade: null });
   });
 });

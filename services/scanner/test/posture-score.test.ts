@@ -1,17 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { postureDay } from '../src/posture/dates';
-import { breakdownOf, gradeOf, scoreOf, trendOf, type PostureInputs } from '../src/posture/score';
+import {
+  breakdownOf,
+  gradeOf,
+  maxScoreOf,
+  scoreOf,
+  trendOf,
+  WEIGHTS,
+  type PostureInputs,
+} from '../src/posture/score';
 
 const inputs = (over: Partial<PostureInputs>): PostureInputs => ({
-  budgets: { active: 0, breached: 0 },
+  budgets: null,
   tagCoverage: null,
-  findings: { total: 0, adopted: 0 },
+  findings: null,
   ...over,
 });
 
 describe('posture arithmetic', () => {
   it.each([
-    ['nothing to measure: full marks', inputs({}), [40, 30, 30]],
+    ['nothing to measure: every part left out', inputs({}), [null, null, null]],
+    [
+      'no budget is nothing to measure, like none at all',
+      inputs({ budgets: { active: 0, breached: 0 } }),
+      [null, null, null],
+    ],
     [
       'every budget breached, no tag, nothing adopted',
       inputs({ budgets: { active: 0, breached: 3 }, tagCoverage: 0, findings: { total: 4, adopted: 0 } }),
@@ -35,9 +48,20 @@ describe('posture arithmetic', () => {
       [13, 10, 10],
     ],
     [
-      'a team requiring no tag gets full tag marks',
-      inputs({ budgets: { active: 1, breached: 1 }, tagCoverage: null }),
-      [20, 30, 30],
+      'a team requiring no tag and never scanned: budgets only',
+      inputs({ budgets: { active: 1, breached: 1 } }),
+      [20, null, null],
+    ],
+    [
+      'scanned, nothing raised: full adoption marks',
+      inputs({ findings: { total: 0, adopted: 0 } }),
+      [null, null, 30],
+    ],
+    // 30*2/3 = 20 and 30/3 = 10 exactly; 40 left out.
+    [
+      'no budget: tags and adoption only',
+      inputs({ tagCoverage: 2 / 3, findings: { total: 3, adopted: 1 } }),
+      [null, 20, 10],
     ],
   ])('%s', (_name, given, [budget, tags, adoption]) => {
     const breakdown = breakdownOf(given);
@@ -46,55 +70,81 @@ describe('posture arithmetic', () => {
       tagCoverage: tags,
       recommendationAdoption: adoption,
     });
-    expect(scoreOf(breakdown)).toBe(budget! + tags! + adoption!);
+    expect(scoreOf(breakdown)).toBe((budget ?? 0) + (tags ?? 0) + (adoption ?? 0));
+    const measuredMax = (budget === null ? 0 : 40) + (tags === null ? 0 : 30) + (adoption === null ? 0 : 30);
+    expect(maxScoreOf(breakdown)).toBe(measuredMax);
   });
 
-  it('the parts always add up to the rounded exact score', () => {
-    for (let active = 0; active <= 7; active++) {
-      for (let adopted = 0; adopted <= 7; adopted++) {
-        for (const coverage of [0, 0.123, 0.5, 0.777, 1]) {
-          const exact = (40 * active) / 7 + 30 * coverage + (30 * adopted) / 7;
-          const breakdown = breakdownOf(
-            inputs({
-              budgets: { active, breached: 7 - active },
-              tagCoverage: coverage,
-              findings: { total: 7, adopted },
-            }),
-          );
-          expect(scoreOf(breakdown)).toBe(Math.round(exact));
-          expect(breakdown.budgetCompliance).toBeLessThanOrEqual(40);
-          expect(breakdown.tagCoverage).toBeLessThanOrEqual(30);
-          expect(breakdown.recommendationAdoption).toBeLessThanOrEqual(30);
+  it('the measured parts always add up to the rounded exact score, out of their maxima', () => {
+    for (const leftOut of [[], ['budgets'], ['tagCoverage'], ['findings'], ['budgets', 'findings']])
+      for (let active = 0; active <= 7; active++) {
+        for (let adopted = 0; adopted <= 7; adopted++) {
+          for (const coverage of [0, 0.123, 0.5, 0.777, 1]) {
+            const given = inputs({
+              budgets: leftOut.includes('budgets') ? null : { active, breached: 7 - active },
+              tagCoverage: leftOut.includes('tagCoverage') ? null : coverage,
+              findings: leftOut.includes('findings') ? null : { total: 7, adopted },
+            });
+            const exact =
+              (given.budgets ? (40 * active) / 7 : 0) +
+              (given.tagCoverage === null ? 0 : 30 * coverage) +
+              (given.findings ? (30 * adopted) / 7 : 0);
+            const max =
+              (given.budgets ? 40 : 0) + (given.tagCoverage === null ? 0 : 30) + (given.findings ? 30 : 0);
+            const breakdown = breakdownOf(given);
+            expect(scoreOf(breakdown)).toBe(Math.round(exact));
+            expect(maxScoreOf(breakdown)).toBe(max);
+            for (const [part, weight] of Object.entries(WEIGHTS)) {
+              const points = breakdown[part as keyof typeof WEIGHTS];
+              if (points !== null) expect(points).toBeLessThanOrEqual(weight);
+            }
+          }
         }
       }
-    }
   });
 });
 
-describe('grades', () => {
+describe('grades, from score / max_score', () => {
   it.each([
-    [100, 'A'],
-    [90, 'A'],
-    [89, 'B'],
-    [80, 'B'],
-    [79, 'C'],
-    [70, 'C'],
-    [69, 'D'],
-    [60, 'D'],
-    [59, 'F'],
-    [0, 'F'],
-  ])('%i is %s', (score, grade) => expect(gradeOf(score)).toBe(grade));
+    [100, 100, 'A'],
+    [90, 100, 'A'],
+    [89, 100, 'B'],
+    [80, 100, 'B'],
+    [79, 100, 'C'],
+    [70, 100, 'C'],
+    [69, 100, 'D'],
+    [60, 100, 'D'],
+    [59, 100, 'F'],
+    [0, 100, 'F'],
+    // Out of 30 (only adoption measured): 27 is 90 % exactly, 26 is 86.7 %.
+    [27, 30, 'A'],
+    [26, 30, 'B'],
+    [18, 30, 'D'],
+    [17, 30, 'F'],
+    // Out of 70 (no budget): 63 is 90 %, 62 is 88.6 %.
+    [63, 70, 'A'],
+    [62, 70, 'B'],
+    [0, 0, null],
+  ])('%i of %i is %s', (score, max, grade) => expect(gradeOf(score, max)).toBe(grade));
 });
 
-describe('trend', () => {
+describe('trend, as shares of each posture’s maximum', () => {
   it.each([
-    [80, null, 'stable'],
-    [80, 78, 'stable'],
-    [80, 82, 'stable'],
-    [80, 77, 'improving'],
-    [77, 80, 'declining'],
-    [100, 0, 'improving'],
-  ])('%i against %s is %s', (score, earlier, trend) => expect(trendOf(score, earlier)).toBe(trend));
+    [80, 100, null, 'stable'],
+    [80, 100, [78, 100], 'stable'],
+    [80, 100, [82, 100], 'stable'],
+    [80, 100, [77, 100], 'improving'],
+    [77, 100, [80, 100], 'declining'],
+    [100, 100, [0, 100], 'improving'],
+    // The first scan adds a part: 40/40 before, 60/70 (85.7 %) after, a decline of 14.3 points.
+    [60, 70, [40, 40], 'declining'],
+    // 27 of 30 (90 %) against 88 of 100: stable.
+    [27, 30, [88, 100], 'stable'],
+    [0, 0, [50, 100], 'stable'],
+    [50, 100, [0, 0], 'stable'],
+  ] as const)('%i of %i against %j is %s', (score, maxScore, earlier, trend) =>
+    expect(trendOf({ score, maxScore }, earlier && { score: earlier[0], maxScore: earlier[1] })).toBe(trend),
+  );
 });
 
 describe('the day asked', () => {

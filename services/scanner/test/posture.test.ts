@@ -6,7 +6,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import { postureFactory } from '../src/posture/posture';
-import type { PostureSources } from '../src/posture/sources';
+import type { PostureSources, TagCoverage } from '../src/posture/sources';
 
 const TEAM = 'team_a';
 const OTHER = 'team_b';
@@ -17,7 +17,7 @@ const world = {
   teamConnections: new Map<string, string[]>(),
   budgets: new Map<string, { active: number; breached: number }>(),
   requiredTags: new Map<string, string[]>(),
-  coverage: 1,
+  coverage: { ratio: 1, measured: true, untaggable: [] } as TagCoverage,
   coverageQueries: [] as Array<{ connectionIds: string[]; requiredTags: string[]; from: Date; to: Date }>,
 };
 
@@ -43,15 +43,40 @@ let client: RpcClient<typeof scanner.PostureService>;
 const clock = { now: new Date('2026-11-10T09:00:00Z') };
 let findingNo = 0;
 
-async function addFinding(teamId: string, projectId: string, status: 'open' | 'resolved' | 'suppressed') {
+/** A finding first raised at `createdAt` (the test clock's now by default). */
+async function addFinding(
+  teamId: string,
+  projectId: string,
+  status: 'open' | 'resolved' | 'suppressed',
+  createdAt = clock.now,
+) {
   findingNo += 1;
   await db.query(
     `INSERT INTO findings (id, team_id, project_id, scan_id, first_scan_id, rule_id, fingerprint, resource_id,
-       resource_type, severity, status, title, description, recommendation, currency)
-     VALUES ($1, $2, $3, 'scn_1', 'scn_1', 'rule', $1, 'res', 'vm', 'low', $4, 't', 'd', 'r', 'USD')`,
-    [`fnd_${findingNo}`, teamId, projectId, status],
+       resource_type, severity, status, title, description, recommendation, currency, created_at)
+     VALUES ($1, $2, $3, 'scn_1', 'scn_1', 'rule', $1, 'res', 'vm', 'low', $4, 't', 'd', 'r', 'USD', $5)`,
+    [`fnd_${findingNo}`, teamId, projectId, status, createdAt],
   );
 }
+
+let scanNo = 0;
+/** A scan of the project that completed at `completedAt` (or ended otherwise). */
+async function addScan(
+  teamId: string,
+  projectId: string,
+  completedAt: Date,
+  status: 'completed' | 'failed' = 'completed',
+) {
+  scanNo += 1;
+  await db.query(
+    `INSERT INTO scans (id, team_id, project_id, status, credits_used, completed_at, created_at)
+     VALUES ($1, $2, $3, $4, 1, $5, $5)`,
+    [`scn_${scanNo}`, teamId, projectId, status, completedAt],
+  );
+}
+
+/** Points of a part as the posture rule states it: its weight times the share. */
+const points = (weight: number, part: number, whole: number) => (weight * part) / whole;
 
 beforeAll(async () => {
   posture = await startServiceUnderTest(
@@ -79,32 +104,100 @@ beforeEach(async () => {
   world.teamConnections = new Map([[TEAM, ['con_1', 'con_2']]]);
   world.budgets = new Map();
   world.requiredTags = new Map();
-  world.coverage = 1;
+  world.coverage = { ratio: 1, measured: true, untaggable: [] };
   world.coverageQueries = [];
   await db.query('DELETE FROM findings');
+  await db.query('DELETE FROM scans');
   await db.query('DELETE FROM posture_snapshots');
 });
 
 describe('cost posture', () => {
-  it('a team with nothing to measure scores full marks, stable, today', async () => {
+  it('a team with nothing to measure leaves every part out: 0 of 0, no grade, stable, today', async () => {
     const posture = await client.getCostPosture({ date: '' }, { teamId: TEAM });
-    expect(posture).toMatchObject({
-      score: 100,
-      maxScore: 100,
-      grade: 'A',
-      breakdown: { budgetCompliance: 40, tagCoverage: 30, recommendationAdoption: 30 },
-      trend: 'stable',
-      date: '2026-11-10',
-    });
+    expect(posture).toMatchObject({ score: 0, maxScore: 0, grade: '', trend: 'stable', date: '2026-11-10' });
+    const { budgetCompliance, tagCoverage, recommendationAdoption } = posture.breakdown!;
+    expect([budgetCompliance, tagCoverage, recommendationAdoption]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     // No required tag: costs is not asked.
     expect(world.coverageQueries).toEqual([]);
+  });
+
+  it('the first scan adds recommendation adoption to the posture instead of lowering a full score', async () => {
+    world.budgets.set(`${TEAM}/prj_a`, { active: 3, breached: 0 });
+    const before = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    expect(before).toMatchObject({ score: 40, maxScore: 40, grade: 'A' });
+    expect(before.breakdown!.recommendationAdoption).toBeUndefined();
+
+    // A scan completes and raises 4 findings; 1 is resolved.
+    await addScan(TEAM, 'prj_a', clock.now);
+    for (const status of ['resolved', 'open', 'open', 'open'] as const)
+      await addFinding(TEAM, 'prj_a', status);
+    const after = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    const adoption = Math.round(points(30, 1, 4));
+    expect(after.breakdown).toMatchObject({ budgetCompliance: 40, recommendationAdoption: adoption });
+    expect(after).toMatchObject({ score: 40 + adoption, maxScore: 40 + 30 });
+    // 48 of 70 is 68.6 %: D.
+    expect((40 + adoption) / 70).toBeGreaterThanOrEqual(0.6);
+    expect((40 + adoption) / 70).toBeLessThan(0.7);
+    expect(after.grade).toBe('D');
+  });
+
+  it('adoption counts the findings raised in the 30 days up to the day, and a clean scan in them', async () => {
+    const day = (text: string) => new Date(`${text}Z`);
+    // The window of 2026-11-10 is [2026-10-12, 2026-11-11).
+    await addFinding(TEAM, 'prj_a', 'open', day('2026-10-11T23:59:59'));
+    await addFinding(TEAM, 'prj_a', 'resolved', day('2026-10-11T12:00:00'));
+    const beforeWindow = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    // Findings raised before the window and no scan in it: nothing measured.
+    expect(beforeWindow.breakdown!.recommendationAdoption).toBeUndefined();
+
+    await addScan(TEAM, 'prj_a', day('2026-10-20T00:00:00'), 'failed');
+    await addScan(TEAM, 'prj_other', day('2026-10-20T00:00:00'));
+    const otherProject = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    // A failed scan, or another project's scan, looked at nothing of this project.
+    expect(otherProject.breakdown!.recommendationAdoption).toBeUndefined();
+    // Team-wide, prj_other's scan completed in the window and raised nothing in it: full marks.
+    const teamWide = await client.getCostPosture({ date: '' }, { teamId: TEAM });
+    expect(teamWide).toMatchObject({ score: 30, maxScore: 30, grade: 'A' });
+
+    await addFinding(TEAM, 'prj_a', 'suppressed', day('2026-10-12T00:00:00'));
+    await addFinding(TEAM, 'prj_a', 'open', day('2026-11-10T08:00:00'));
+    await addFinding(TEAM, 'prj_a', 'resolved', day('2026-11-10T08:30:00'));
+    const inWindow = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    // Of the 3 raised in the window, 2 are adopted; the two raised before it do not count.
+    expect(inWindow.breakdown!.recommendationAdoption).toBe(Math.round(points(30, 2, 3)));
+    // 20 of 30 is 66.7 %: D.
+    expect(inWindow).toMatchObject({ score: 20, maxScore: 30, grade: 'D' });
+  });
+
+  it('tag coverage is left out without taggable cost in the window, and says what could not carry tags', async () => {
+    world.requiredTags.set(TEAM, ['Environment']);
+    world.budgets.set(`${TEAM}/`, { active: 1, breached: 0 });
+    world.coverage = { ratio: 1, measured: false, untaggable: [{ currency: 'USD', amount: 42.5 }] };
+    const onlyTax = await client.getCostPosture({ date: '' }, { teamId: TEAM });
+    expect(onlyTax.breakdown!.tagCoverage).toBeUndefined();
+    expect(onlyTax).toMatchObject({ score: 40, maxScore: 40, grade: 'A' });
+    expect(onlyTax.untaggableSpend).toMatchObject([{ currency: 'USD', amount: 42.5 }]);
+
+    world.coverage = { ratio: 0.8, measured: true, untaggable: [{ currency: 'USD', amount: 42.5 }] };
+    const measured = await client.getCostPosture({ date: '' }, { teamId: TEAM });
+    expect(measured.breakdown!.tagCoverage).toBe(Math.round(points(30, 0.8, 1)));
+    expect(measured).toMatchObject({ score: 40 + 24, maxScore: 70, grade: 'A' });
+    // Kept with the day's snapshot.
+    clock.now = new Date('2026-11-11T09:00:00Z');
+    const past = await client.getCostPosture({ date: '2026-11-10' }, { teamId: TEAM });
+    expect(past).toMatchObject({ score: 64, maxScore: 70 });
+    expect(past.untaggableSpend).toMatchObject([{ currency: 'USD', amount: 42.5 }]);
   });
 
   it('team-wide counts every budget, connection and finding of the team; a project only its own', async () => {
     world.budgets.set(`${TEAM}/`, { active: 1, breached: 3 });
     world.budgets.set(`${TEAM}/prj_a`, { active: 1, breached: 0 });
     world.requiredTags.set(TEAM, ['env', 'owner']);
-    world.coverage = 0.5;
+    world.coverage = { ratio: 0.5, measured: true, untaggable: [] };
     await addFinding(TEAM, 'prj_a', 'resolved');
     await addFinding(TEAM, 'prj_a', 'suppressed');
     await addFinding(TEAM, 'prj_other', 'open');
@@ -113,11 +206,11 @@ describe('cost posture', () => {
 
     const team = await client.getCostPosture({ date: '' }, { teamId: TEAM });
     expect(team.breakdown).toMatchObject({
-      budgetCompliance: 10,
-      tagCoverage: 15,
-      recommendationAdoption: 15,
+      budgetCompliance: points(40, 1, 4),
+      tagCoverage: points(30, 0.5, 1),
+      recommendationAdoption: points(30, 2, 4),
     });
-    expect(team).toMatchObject({ score: 40, grade: 'F' });
+    expect(team).toMatchObject({ score: 10 + 15 + 15, maxScore: 100, grade: 'F' });
     expect(world.coverageQueries[0]).toMatchObject({
       connectionIds: ['con_1', 'con_2'],
       requiredTags: ['env', 'owner'],
@@ -128,17 +221,18 @@ describe('cost posture', () => {
 
     const project = await client.getCostPosture({ projectId: 'prj_a', date: '2026-11-10' }, { teamId: TEAM });
     expect(project.breakdown).toMatchObject({
-      budgetCompliance: 40,
-      tagCoverage: 15,
-      recommendationAdoption: 30,
+      budgetCompliance: points(40, 1, 1),
+      tagCoverage: points(30, 0.5, 1),
+      recommendationAdoption: points(30, 2, 2),
     });
-    expect(project.score).toBe(85);
+    expect(project.score).toBe(40 + 15 + 30);
     expect(project.grade).toBe('B');
     expect(world.coverageQueries[1]!.connectionIds).toEqual(['con_1']);
 
-    // A project without connections has no cost to tag.
+    // A project without connections has no cost to tag: left out, and costs is not asked.
     const empty = await client.getCostPosture({ projectId: 'prj_empty', date: '' }, { teamId: TEAM });
-    expect(empty.breakdown!.tagCoverage).toBe(30);
+    expect(empty.breakdown!.tagCoverage).toBeUndefined();
+    expect(world.coverageQueries).toHaveLength(2);
   });
 
   it('another team’s project and an unknown one are 404, today and in the past', async () => {
@@ -165,21 +259,21 @@ describe('cost posture', () => {
 
   it('the read of today stores today’s snapshot; a past day answers from it, and 404 without one', async () => {
     world.budgets.set(`${TEAM}/`, { active: 1, breached: 1 });
-    expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(80);
+    await addScan(TEAM, 'prj_a', clock.now);
+    // Budgets 20 of 40, a clean scan 30 of 30: 50 of 70.
+    expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(50);
     await expect(client.getCostPosture({ date: '2026-11-09' }, { teamId: TEAM })).rejects.toMatchObject({
       code: 'not_found',
     });
 
     clock.now = new Date('2026-11-11T10:00:00Z');
     world.budgets.set(`${TEAM}/`, { active: 0, breached: 2 });
-    expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(60);
+    expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(30);
     const past = await client.getCostPosture({ date: '2026-11-10' }, { teamId: TEAM });
-    expect(past).toMatchObject({ score: 80, grade: 'B', date: '2026-11-10' });
-    expect(past.breakdown).toMatchObject({
-      budgetCompliance: 20,
-      tagCoverage: 30,
-      recommendationAdoption: 30,
-    });
+    // 50 of 70 is 71.4 %: C.
+    expect(past).toMatchObject({ score: 50, maxScore: 70, grade: 'C', date: '2026-11-10' });
+    expect(past.breakdown).toMatchObject({ budgetCompliance: 20, recommendationAdoption: 30 });
+    expect(past.breakdown!.tagCoverage).toBeUndefined();
     // Team-wide and project snapshots are apart.
     await expect(
       client.getCostPosture({ projectId: 'prj_a', date: '2026-11-10' }, { teamId: TEAM }),
@@ -203,12 +297,18 @@ describe('cost posture', () => {
     expect(await takenAt()).toBe('2026-11-10T09:00:00.000Z');
     world.budgets.set(`${TEAM}/`, { active: 0, breached: 1 });
     clock.now = new Date('2026-11-10T11:00:00Z');
-    expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(60);
+    expect(await client.getCostPosture({ date: '' }, { teamId: TEAM })).toMatchObject({
+      score: 0,
+      maxScore: 40,
+    });
     expect(await takenAt()).toBe('2026-11-10T11:00:00.000Z');
   });
 
   it('trend compares with the snapshot of seven days earlier (under 3 points is stable)', async () => {
+    // Every part measured (a clean scan in the window, full tag coverage): out of 100.
     world.budgets.set(`${TEAM}/`, { active: 1, breached: 1 });
+    world.requiredTags.set(TEAM, ['env']);
+    await addScan(TEAM, 'prj_a', clock.now);
     expect((await client.getCostPosture({ date: '' }, { teamId: TEAM })).score).toBe(80);
 
     const readOn = async (day: string, active: number, breached: number) => {
@@ -222,8 +322,7 @@ describe('cost posture', () => {
     expect(await readOn('2026-11-17', 1, 0)).toMatchObject({ score: 100, trend: 'improving' });
     expect(await readOn('2026-11-17', 0, 1)).toMatchObject({ score: 60, trend: 'declining' });
     expect(await readOn('2026-11-17', 39, 1)).toMatchObject({ score: 99, trend: 'improving' });
-    world.requiredTags.set(TEAM, ['env']);
-    world.coverage = 0.94;
+    world.coverage = { ratio: 0.94, measured: true, untaggable: [] };
     // 20 + 28.2 + 30 = 78.2 -> 78 against 80: stable.
     expect(await readOn('2026-11-17', 1, 1)).toMatchObject({ score: 78, trend: 'stable' });
     // A past day's trend is against its own seven days earlier.
@@ -232,10 +331,15 @@ describe('cost posture', () => {
       score: 78,
       trend: 'stable',
     });
+
+    // Without budgets on 2026-11-24: 28 + 30 of 60 (96.7 %) against 78 of 100 on 2026-11-17.
+    expect(await readOn('2026-11-24', 0, 0)).toMatchObject({ score: 58, maxScore: 60, trend: 'improving' });
   });
 
   it('the sweep takes today’s snapshot of every scope asked for lately that has none, and skips gone projects', async () => {
     const posture = postureFactory({ db, now: () => clock.now, sources });
+    world.budgets.set(`${TEAM}/`, { active: 1, breached: 0 });
+    world.budgets.set(`${TEAM}/prj_a`, { active: 2, breached: 0 });
     await client.getCostPosture({ date: '' }, { teamId: TEAM });
     await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
     expect(await posture.snapshotDue()).toBe(0);
@@ -248,14 +352,16 @@ describe('cost posture', () => {
       `SELECT project_id, to_char(date, 'YYYY-MM-DD') AS date, score FROM posture_snapshots ORDER BY date, project_id`,
     );
     expect(rows).toEqual([
-      { project_id: '', date: '2026-11-10', score: 100 },
-      { project_id: 'prj_a', date: '2026-11-10', score: 100 },
-      { project_id: '', date: '2026-11-11', score: 60 },
+      { project_id: '', date: '2026-11-10', score: 40 },
+      { project_id: 'prj_a', date: '2026-11-10', score: 40 },
+      { project_id: '', date: '2026-11-11', score: 0 },
     ]);
     // Reading yesterday now answers from the sweep's history.
     clock.now = new Date('2026-11-12T08:00:00Z');
     expect(await client.getCostPosture({ date: '2026-11-11' }, { teamId: TEAM })).toMatchObject({
-      score: 60,
+      score: 0,
+      maxScore: 40,
+      grade: 'F',
     });
   });
 });

@@ -478,7 +478,7 @@ export interface paths {
     put?: never;
     /**
      * Upload a FOCUS cost-data file (extension)
-     * @description Stores one FinOps FOCUS export (1.0 to 1.2) for the connection. The body is the file itself:
+     * @description Stores one FinOps FOCUS export (1.0 to 1.3) for the connection. The body is the file itself:
      *     `text/csv`, optionally compressed with `Content-Encoding: gzip`, or a `.csv.gz` sent as
      *     `application/gzip`; any other type or encoding is `415`. The gateway streams the body to the
      *     costs service as it arrives (no file is held in memory), so uploads of any size up to the limit
@@ -486,15 +486,28 @@ export interface paths {
      *     `Content-Length` says so, or as soon as the limit is passed. An upload has no total time limit,
      *     but one that sends nothing for 30 s (`UPLOAD_IDLE_TIMEOUT_MS`) is answered `408`.
      *
-     *     The whole file is validated before anything becomes visible (required columns, numbers, ISO
-     *     4217 currencies, timestamps, `NULL` literals, `Tags` JSON). A bad file is `422` naming the first
-     *     errors by row and column in `details`, and the stored data is unchanged. Each billing period in
-     *     the file replaces what earlier uploads stored for that period and connection, in one
-     *     transaction, so uploading a file again does not double it. An upload that is refused, cut off
-     *     or cancelled stores nothing. A `disabled` connection refuses uploads (`409`).
+     *     The whole file is validated before anything becomes visible: the seven columns ingestion needs
+     *     (BilledCost, EffectiveCost, BillingCurrency and the billing and charge periods' starts and ends),
+     *     numbers, timestamps, ISO 4217 `BillingCurrency` (`PricingCurrency` may be a virtual currency such
+     *     as `Token`, as FOCUS 1.2 allows), `Tags` and `AllocatedTags` as JSON objects of strings,
+     *     `SkuPriceDetails` and `AllocatedMethodDetails` as JSON objects, and `ContractApplied` as the FOCUS
+     *     1.3 object (an `Elements` array of objects with string `ContractId` and `ContractCommitmentId`).
+     *     `NULL`, `null` and an empty field all mean null. `ServiceProviderName` and `HostProviderName`
+     *     (1.3) stand in for the deprecated `ProviderName` and `PublisherName`, which are not required. A
+     *     bad file is `422` naming the first errors in `details`, each `field` the row (the CSV record, the
+     *     header being row 1), the line it starts on as an editor shows it (line breaks inside quoted
+     *     fields and blank lines count) and the column (`row 5 (line 9), column BilledCost`), and the
+     *     stored data is unchanged. A header that looks semicolon-, tab- or pipe-separated, a gzip body
+     *     (magic bytes `1f 8b`) sent as `text/csv` without `Content-Encoding: gzip`, and a plain body sent
+     *     as gzip each get a `422` that says so. Each billing period in the file replaces what earlier
+     *     uploads stored for that period and connection, in one transaction, so uploading a file again
+     *     does not double it. An upload that is refused, cut off or cancelled stores nothing. A `disabled`
+     *     connection refuses uploads (`409`).
      *
      *     The answer is `200` (the connection's data was replaced, no new resource is created) with a
-     *     summary of what was stored. Publishes `costs.cost_data.ingested`. `Idempotency-Key` is
+     *     summary of what was stored: the FOCUS version the columns match, the billing periods with their
+     *     start and end, the totals per currency, and `warnings` about the data (rows charged in the
+     *     future, among others), which never stop a file from being stored. Publishes `costs.cost_data.ingested`. `Idempotency-Key` is
      *     accepted and ignored: an upload is idempotent by nature. The CLI uploads files and folders:
      *     `costgov ingest FILE|DIR --connection ID`.
      */
@@ -1503,7 +1516,7 @@ export interface components {
       bytes: number;
       /** @description Time the costs service took, in milliseconds. */
       duration_ms: number;
-      /** @description What the uploader should know about the stored data (the file was stored all the same); empty when nothing. `future_charges`: rows whose ChargePeriodStart is after the upload (details `rows`, `latest_charge_period_start`, `now`); they are stored and counted like the others. */
+      /** @description What the uploader should know about the stored data (the file was stored all the same); empty when nothing. `future_charges`: rows whose ChargePeriodStart is after the upload (details `rows`, `latest_charge_period_start`, `now`); they are stored, and budgets count them from their charge day on (a budget's `data_through` never runs past the day of its evaluation). `outside_budget_periods`: none of the file's billing periods overlaps the current period of a budget (not archived) of an active project reading the connection, so those budgets will show 0 for this data, e.g. the export of a closed month (details `billing_periods`, `budget_periods`, `budgets`); not given when no budget reads the connection, nor when budgets does not answer within 1 s (the upload is answered without the check). */
       warnings: components['schemas']['IngestWarning'][];
     };
     IngestSummaryEnvelope: {
@@ -2260,7 +2273,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope'];
       };
     };
-    /** @description (extension) The file is not valid FOCUS (`validation_error`): `details` names the first errors, each `field` a row (1 = the header line) and column, and nothing of the file was stored. */
+    /** @description (extension) The file is not valid FOCUS (`validation_error`): `details` names the first errors, each `field` a row (the CSV record, 1 = the header), the physical line it starts on (line breaks inside quoted fields and blank lines count) and the column, or `body` for the file as a whole (gzip sent as plain CSV, a semicolon- or tab-separated header); nothing of the file was stored. */
     CostDataRefused: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2276,12 +2289,12 @@ export interface components {
          *         "message": "The file is not valid FOCUS; nothing was stored.",
          *         "details": [
          *           {
-         *             "field": "row 3, column BilledCost",
-         *             "message": "'12,5' is not a decimal number"
+         *             "field": "row 3 (line 3), column BilledCost",
+         *             "message": "is not a number: '12,5'"
          *           },
          *           {
-         *             "field": "row 9, column BillingCurrency",
-         *             "message": "'XYZ' is not an ISO 4217 currency code"
+         *             "field": "row 9 (line 11), column BillingCurrency",
+         *             "message": "is not an ISO 4217 currency code: 'XYZ'"
          *           }
          *         ]
          *       }

@@ -5,26 +5,48 @@ import { addDays, dayOf, postureDay } from './dates';
 import {
   breakdownOf,
   gradeOf,
-  MAX_SCORE,
+  maxScoreOf,
   scoreOf,
   trendOf,
   type Breakdown,
   type Grade,
   type Trend,
 } from './score';
-import type { PostureSources } from './sources';
+import type { CurrencyAmount, PostureSources } from './sources';
 
 export interface CostPosture {
   score: number;
   maxScore: number;
-  grade: Grade;
+  /** Null when no part is measured. */
+  grade: Grade | null;
   breakdown: Breakdown;
   trend: Trend;
   date: string;
+  /** Cost of the window left out of tag coverage because it cannot carry tags, per currency. */
+  untaggableSpend: CurrencyAmount[];
 }
 
-/** Cost of the 30 days up to and including the posture's day counts for tag coverage. */
-const TAG_COVERAGE_DAYS = 30;
+/**
+ * The posture's window: the 30 days up to and including its day. Tag coverage counts the cost charged in
+ * it; recommendation adoption the findings raised in it (and whether a scan completed in it).
+ */
+const WINDOW_DAYS = 30;
+
+/** What a snapshot keeps: the points, and the cost left out of tag coverage. */
+interface Snapshot {
+  breakdown: Breakdown;
+  untaggableSpend: CurrencyAmount[];
+}
+
+/** A stored snapshot's jsonb; one taken before parts could be left out has numbers only and no amounts. */
+const snapshotOfJson = (json: Breakdown & { untaggableSpend?: CurrencyAmount[] }): Snapshot => ({
+  breakdown: {
+    budgetCompliance: json.budgetCompliance ?? null,
+    tagCoverage: json.tagCoverage ?? null,
+    recommendationAdoption: json.recommendationAdoption ?? null,
+  },
+  untaggableSpend: (json.untaggableSpend ?? []).map(({ currency, amount }) => ({ currency, amount })),
+});
 
 interface Scope {
   teamId: string;
@@ -52,17 +74,33 @@ export function postureFactory(deps: {
   const cached = new Map<string, { at: number; posture: CostPosture }>();
   const maxCached = 10_000;
 
-  async function findingCounts(scope: Scope): Promise<{ total: number; adopted: number }> {
-    const { rows } = await db.query<{ total: number; adopted: number }>(
+  /**
+   * Findings of the scope raised (first found) in [from, to), and how many of them are resolved or
+   * suppressed now; null when none was raised and no scan of the scope completed in the window: nothing
+   * was looked at, so there is nothing to adopt or not. A scan that completed in the window and raised
+   * nothing is measured: full marks.
+   */
+  async function findingCounts(
+    scope: Scope,
+    from: Date,
+    to: Date,
+  ): Promise<{ total: number; adopted: number } | null> {
+    const { rows } = await db.query<{ total: number; adopted: number; scanned: boolean }>(
       `SELECT count(*)::int AS total,
-         (count(*) FILTER (WHERE status IN ('resolved', 'suppressed')))::int AS adopted
-       FROM findings WHERE team_id = $1 AND ($2 = '' OR project_id = $2)`,
-      [scope.teamId, scope.projectId],
+         (count(*) FILTER (WHERE status IN ('resolved', 'suppressed')))::int AS adopted,
+         EXISTS (SELECT 1 FROM scans WHERE team_id = $1 AND ($2 = '' OR project_id = $2)
+           AND status = 'completed' AND completed_at >= $3 AND completed_at < $4) AS scanned
+       FROM findings WHERE team_id = $1 AND ($2 = '' OR project_id = $2) AND created_at >= $3 AND created_at < $4`,
+      [scope.teamId, scope.projectId, from, to],
     );
-    return rows[0] ?? { total: 0, adopted: 0 };
+    const counts = rows[0];
+    if (!counts || (counts.total === 0 && !counts.scanned)) return null;
+    return { total: counts.total, adopted: counts.adopted };
   }
 
-  async function compute(scope: Scope, day: string): Promise<Breakdown> {
+  async function compute(scope: Scope, day: string): Promise<Snapshot> {
+    const from = new Date(`${addDays(day, 1 - WINDOW_DAYS)}T00:00:00Z`);
+    const to = new Date(`${addDays(day, 1)}T00:00:00Z`);
     // Asked at once: a project that is not the team's rejects the whole with its 404.
     const [connectionIds, budgetCounts, requiredTags, findings] = await Promise.all([
       scope.projectId
@@ -70,38 +108,43 @@ export function postureFactory(deps: {
         : sources.teamConnections(scope.teamId),
       sources.budgetCounts(scope.teamId, scope.projectId || null),
       sources.requiredTags(scope.teamId),
-      findingCounts(scope),
+      findingCounts(scope, from, to),
     ]);
-    const tagCoverage =
-      requiredTags.length === 0
+    // No required tag, no connection or no taggable cost in the window: nothing to measure.
+    const coverage =
+      requiredTags.length === 0 || connectionIds.length === 0
         ? null
-        : connectionIds.length === 0
-          ? 1
-          : await sources.tagCoverage({
-              teamId: scope.teamId,
-              connectionIds,
-              requiredTags,
-              from: new Date(`${addDays(day, 1 - TAG_COVERAGE_DAYS)}T00:00:00Z`),
-              to: new Date(`${addDays(day, 1)}T00:00:00Z`),
-            });
-    return breakdownOf({ budgets: budgetCounts, tagCoverage, findings });
+        : await sources.tagCoverage({ teamId: scope.teamId, connectionIds, requiredTags, from, to });
+    const breakdown = breakdownOf({
+      budgets: budgetCounts.active + budgetCounts.breached > 0 ? budgetCounts : null,
+      tagCoverage: coverage?.measured ? coverage.ratio : null,
+      findings,
+    });
+    return { breakdown, untaggableSpend: coverage?.untaggable ?? [] };
   }
 
-  async function snapshotOf(q: Queryable, scope: Scope, day: string) {
-    const { rows } = await q.query<{ score: number; breakdown: Breakdown }>(
-      `SELECT score, breakdown FROM posture_snapshots WHERE team_id = $1 AND project_id = $2 AND date = $3`,
+  async function snapshotOf(q: Queryable, scope: Scope, day: string): Promise<Snapshot | null> {
+    const { rows } = await q.query<{ breakdown: Breakdown & { untaggableSpend?: CurrencyAmount[] } }>(
+      `SELECT breakdown FROM posture_snapshots WHERE team_id = $1 AND project_id = $2 AND date = $3`,
       [scope.teamId, scope.projectId, day],
     );
-    return rows[0] ?? null;
+    return rows[0] ? snapshotOfJson(rows[0].breakdown) : null;
   }
 
-  async function store(scope: Scope, day: string, breakdown: Breakdown): Promise<void> {
+  async function store(scope: Scope, day: string, snapshot: Snapshot): Promise<void> {
     await db.query(
       `INSERT INTO posture_snapshots (team_id, project_id, date, score, breakdown, taken_at)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (team_id, project_id, date)
        DO UPDATE SET score = excluded.score, breakdown = excluded.breakdown, taken_at = excluded.taken_at`,
-      [scope.teamId, scope.projectId, day, scoreOf(breakdown), JSON.stringify(breakdown), now()],
+      [
+        scope.teamId,
+        scope.projectId,
+        day,
+        scoreOf(snapshot.breakdown),
+        JSON.stringify({ ...snapshot.breakdown, untaggableSpend: snapshot.untaggableSpend }),
+        now(),
+      ],
     );
   }
 
@@ -109,16 +152,12 @@ export function postureFactory(deps: {
    * Today's posture of a scope, computed and stored as today's snapshot; written only when it changed,
    * so frequent reads of a steady posture do not queue on the row.
    */
-  async function snapshotToday(scope: Scope): Promise<Breakdown> {
+  async function snapshotToday(scope: Scope): Promise<Snapshot> {
     const today = dayOf(now());
-    const [breakdown, stored] = await Promise.all([compute(scope, today), snapshotOf(db, scope, today)]);
-    const same =
-      stored !== null &&
-      stored.breakdown.budgetCompliance === breakdown.budgetCompliance &&
-      stored.breakdown.tagCoverage === breakdown.tagCoverage &&
-      stored.breakdown.recommendationAdoption === breakdown.recommendationAdoption;
-    if (!same) await store(scope, today, breakdown);
-    return breakdown;
+    const [snapshot, stored] = await Promise.all([compute(scope, today), snapshotOf(db, scope, today)]);
+    const same = stored !== null && JSON.stringify(stored) === JSON.stringify(snapshot);
+    if (!same) await store(scope, today, snapshot);
+    return snapshot;
   }
 
   return {
@@ -129,24 +168,30 @@ export function postureFactory(deps: {
       const key = `${teamId}\u0000${scope.projectId}`;
       const hit = day === today && cacheMs > 0 ? cached.get(key) : undefined;
       if (hit && hit.posture.date === today && now().getTime() - hit.at < cacheMs) return hit.posture;
-      let breakdown: Breakdown;
-      if (day === today) breakdown = await snapshotToday(scope);
+      let snapshot: Snapshot;
+      if (day === today) snapshot = await snapshotToday(scope);
       else {
         // Another team's project must not learn whether it has history: ask budgets first.
         if (scope.projectId) await sources.projectConnections(teamId, scope.projectId);
-        const snapshot = await snapshotOf(db, scope, day);
-        if (!snapshot) throw new NotFoundError('Cost posture snapshot', day);
-        breakdown = snapshot.breakdown;
+        const stored = await snapshotOf(db, scope, day);
+        if (!stored) throw new NotFoundError('Cost posture snapshot', day);
+        snapshot = stored;
       }
+      const { breakdown } = snapshot;
       const score = scoreOf(breakdown);
+      const maxScore = maxScoreOf(breakdown);
       const earlier = await snapshotOf(db, scope, addDays(day, -7));
       const posture: CostPosture = {
         score,
-        maxScore: MAX_SCORE,
-        grade: gradeOf(score),
+        maxScore,
+        grade: gradeOf(score, maxScore),
         breakdown,
-        trend: trendOf(score, earlier?.score ?? null),
+        trend: trendOf(
+          { score, maxScore },
+          earlier && { score: scoreOf(earlier.breakdown), maxScore: maxScoreOf(earlier.breakdown) },
+        ),
         date: day,
+        untaggableSpend: snapshot.untaggableSpend,
       };
       if (day === today && cacheMs > 0) {
         if (cached.size >= maxCached) cached.clear();

@@ -1,73 +1,105 @@
-/** The cost posture's arithmetic (DESIGN.md "Cost posture"): pure, so the tables of tests pin it down. */
+/**
+ * The cost posture's arithmetic (DESIGN.md "Cost posture", docs/decisions.md "A posture that does not
+ * reward absence"): pure, so the tables of tests pin it down.
+ */
 
-export const MAX_SCORE = 100;
-
-/** Points of each part; they add up to MAX_SCORE. */
+/** Points of each part; a posture measuring every part is out of their sum, 100. */
 export const WEIGHTS = { budgetCompliance: 40, tagCoverage: 30, recommendationAdoption: 30 } as const;
 
+export type Part = keyof typeof WEIGHTS;
+const parts = Object.keys(WEIGHTS) as Part[];
+
+/** Each part's input; null when the part has nothing to measure and is left out. */
 export interface PostureInputs {
-  /** Non-archived budgets of the scope, and how many of them are breached. */
-  budgets: { active: number; breached: number };
-  /** Share (0..1) of the scope's cost carrying every required tag; null when the team requires no tag. */
+  /** Non-archived budgets of the scope, and how many of them are breached; null when there is none. */
+  budgets: { active: number; breached: number } | null;
+  /**
+   * Share (0..1) of the scope's taggable cost of the window carrying every required tag key; null when
+   * the team requires no tag or there is no taggable cost in the window.
+   */
   tagCoverage: number | null;
-  /** Findings of the scope, and how many are resolved or suppressed. */
-  findings: { total: number; adopted: number };
+  /**
+   * Findings raised in the window, and how many of them are resolved or suppressed; null when no scan
+   * completed in the window and none was raised in it.
+   */
+  findings: { total: number; adopted: number } | null;
 }
 
-export interface Breakdown {
-  budgetCompliance: number;
-  tagCoverage: number;
-  recommendationAdoption: number;
-}
+/** Points per part; null for a part left out (nothing to measure). */
+export type Breakdown = Record<Part, number | null>;
 
 export type Grade = 'A' | 'B' | 'C' | 'D' | 'F';
 export type Trend = 'improving' | 'declining' | 'stable';
 
-/** A share with nothing to measure gets full marks: no budget is breached, no tag is missing, nothing is left to adopt. */
 const share = (part: number, whole: number) => (whole > 0 ? Math.min(1, Math.max(0, part / whole)) : 1);
 
+/** The exact (fractional) points of each measured part. */
+function exactOf(inputs: PostureInputs): Breakdown {
+  const { budgets, tagCoverage, findings } = inputs;
+  return {
+    budgetCompliance:
+      budgets === null || budgets.active + budgets.breached === 0
+        ? null
+        : WEIGHTS.budgetCompliance * share(budgets.active, budgets.active + budgets.breached),
+    tagCoverage: tagCoverage === null ? null : WEIGHTS.tagCoverage * share(tagCoverage, 1),
+    recommendationAdoption:
+      findings === null ? null : WEIGHTS.recommendationAdoption * share(findings.adopted, findings.total),
+  };
+}
+
 /**
- * Integer points per part that add up to the rounded exact score (largest remainder: the parts whose
- * fractions were cut most get the points rounding left over).
+ * Integer points per measured part that add up to the rounded exact score (largest remainder: the parts
+ * whose fractions were cut most get the points rounding left over); null for a part left out.
  */
 export function breakdownOf(inputs: PostureInputs): Breakdown {
-  const budgetsCounted = inputs.budgets.active + inputs.budgets.breached;
-  const exact = {
-    budgetCompliance: WEIGHTS.budgetCompliance * share(inputs.budgets.active, budgetsCounted),
-    tagCoverage: WEIGHTS.tagCoverage * (inputs.tagCoverage === null ? 1 : share(inputs.tagCoverage, 1)),
-    recommendationAdoption:
-      WEIGHTS.recommendationAdoption * share(inputs.findings.adopted, inputs.findings.total),
-  };
-  const parts = Object.keys(exact) as Array<keyof Breakdown>;
-  const total = Math.round(parts.reduce((sum, part) => sum + exact[part], 0) + 1e-9);
-  const points: Breakdown = {
-    budgetCompliance: Math.floor(exact.budgetCompliance + 1e-9),
-    tagCoverage: Math.floor(exact.tagCoverage + 1e-9),
-    recommendationAdoption: Math.floor(exact.recommendationAdoption + 1e-9),
-  };
-  let left = total - parts.reduce((sum, part) => sum + points[part], 0);
-  const byRemainder = [...parts].sort((a, b) => exact[b] - points[b] - (exact[a] - points[a]));
+  const exact = exactOf(inputs);
+  const measured = parts.filter((part) => exact[part] !== null);
+  const value = (part: Part) => exact[part] ?? 0;
+  const total = Math.round(measured.reduce((sum, part) => sum + value(part), 0) + 1e-9);
+  const points: Breakdown = { budgetCompliance: null, tagCoverage: null, recommendationAdoption: null };
+  for (const part of measured) points[part] = Math.floor(value(part) + 1e-9);
+  let left = total - measured.reduce((sum, part) => sum + points[part]!, 0);
+  const byRemainder = [...measured].sort((a, b) => value(b) - points[b]! - (value(a) - points[a]!));
   for (const part of byRemainder) {
     if (left <= 0) break;
-    points[part] += 1;
+    points[part]! += 1;
     left -= 1;
   }
   return points;
 }
 
+/** The sum of the measured parts' points. */
 export const scoreOf = (breakdown: Breakdown): number =>
-  breakdown.budgetCompliance + breakdown.tagCoverage + breakdown.recommendationAdoption;
+  parts.reduce((sum, part) => sum + (breakdown[part] ?? 0), 0);
 
-export function gradeOf(score: number): Grade {
-  if (score >= 90) return 'A';
-  if (score >= 80) return 'B';
-  if (score >= 70) return 'C';
-  if (score >= 60) return 'D';
+/** The sum of the measured parts' maxima: 100 when every part is measured, 0 when none is. */
+export const maxScoreOf = (breakdown: Breakdown): number =>
+  parts.reduce((sum, part) => sum + (breakdown[part] === null ? 0 : WEIGHTS[part]), 0);
+
+/**
+ * The grade of score / maxScore: A from 90 %, B from 80 %, C from 70 %, D from 60 %, F below; null when
+ * nothing is measured. Compared in integers, so 27 of 30 is exactly 90 %.
+ */
+export function gradeOf(score: number, maxScore: number): Grade | null {
+  if (maxScore <= 0) return null;
+  const at = (percent: number) => score * 100 >= percent * maxScore;
+  if (at(90)) return 'A';
+  if (at(80)) return 'B';
+  if (at(70)) return 'C';
+  if (at(60)) return 'D';
   return 'F';
 }
 
-/** Against the score seven days earlier; a change under 3 points, or no earlier posture, is stable. */
-export function trendOf(score: number, earlier: number | null): Trend {
-  if (earlier === null || Math.abs(score - earlier) < 3) return 'stable';
-  return score > earlier ? 'improving' : 'declining';
+/**
+ * Against the posture seven days earlier, as shares of their own maxima (in points of 100): a change
+ * under 3 points, no earlier posture, or either measuring nothing, is stable.
+ */
+export function trendOf(
+  now: { score: number; maxScore: number },
+  earlier: { score: number; maxScore: number } | null,
+): Trend {
+  if (earlier === null || now.maxScore <= 0 || earlier.maxScore <= 0) return 'stable';
+  const change = (now.score / now.maxScore - earlier.score / earlier.maxScore) * 100;
+  if (Math.abs(change) < 3 - 1e-9) return 'stable';
+  return change > 0 ? 'improving' : 'declining';
 }

@@ -2,6 +2,21 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { budgets, costs, identity } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
 
+export interface CurrencyAmount {
+  currency: string;
+  amount: number;
+}
+
+/** Tag coverage of a scope's cost in a window, as costs measures it (GetTagCoverage). */
+export interface TagCoverage {
+  /** Share (0..1) of the taggable cost carrying every required tag key. */
+  ratio: number;
+  /** False when there is no (positive) taggable cost in the window: nothing to measure. */
+  measured: boolean;
+  /** Cost left out because it cannot carry tags (no ResourceId; Tax, Credit, Purchase, Adjustment). */
+  untaggable: CurrencyAmount[];
+}
+
 /** What the posture reads from the services that own it: budgets, identity (required tags) and costs. */
 export interface PostureSources {
   /** The project's connections; rejects with NotFoundError for an unknown or another team's project. */
@@ -12,14 +27,14 @@ export interface PostureSources {
   budgetCounts(teamId: string, projectId: string | null): Promise<{ active: number; breached: number }>;
   /** The tag keys the team requires on its cost. */
   requiredTags(teamId: string): Promise<string[]>;
-  /** Share (0..1) of the connections' cost in [from, to) carrying every required tag. */
+  /** Coverage of the connections' taggable cost in [from, to) by the required tag keys. */
   tagCoverage(query: {
     teamId: string;
     connectionIds: string[];
     requiredTags: string[];
     from: Date;
     to: Date;
-  }): Promise<number>;
+  }): Promise<TagCoverage>;
 }
 
 export interface PostureClients {
@@ -69,7 +84,15 @@ export function postureSourcesOverRpc(clients: PostureClients): PostureSources {
         { connectionIds, requiredTags, from: timestampFromDate(from), to: timestampFromDate(to) },
         { teamId },
       );
-      return answer.ratio;
+      // Measured when there is taggable cost (summed at face value across currencies: its sign is what counts).
+      const taggable = answer.total.reduce((sum, part) => sum + part.amount, 0);
+      return {
+        ratio: answer.ratio,
+        measured: taggable > 0,
+        untaggable: answer.untaggable
+          .filter((part) => part.amount !== 0)
+          .map(({ currency, amount }) => ({ currency, amount })),
+      };
     },
   };
 }
