@@ -355,11 +355,15 @@ export function costsSection(settings: CostsSettings) {
       // The ingest's rollup statement (services/costs/src/cost-data/ingest.ts), read from the stored rows.
       await client.query(
         `INSERT INTO costs.daily_costs (team_id, connection_id, day, billing_period_start, service_name,
-           resource_id, tags, billing_currency, billed_cost, effective_cost, records)
+           resource_id, tags, billing_currency, usage_based, billed_cost, effective_cost, untaggable_cost, records)
          SELECT $1, $2, (charge_period_start AT TIME ZONE 'UTC')::date, billing_period_start,
            coalesce(service_name, ''), coalesce(resource_id, ''), coalesce(tags, '{}'), billing_currency,
-           sum(billed_cost), sum(effective_cost), count(*)
-         FROM costs.cost_records WHERE connection_id = $2 GROUP BY 3, 4, 5, 6, 7, 8`,
+           coalesce(lower(charge_frequency) = 'usage-based',
+             coalesce(charge_category, '') NOT IN ('Purchase', 'Tax', 'Credit', 'Adjustment')),
+           sum(billed_cost), sum(effective_cost),
+           coalesce(sum(effective_cost) FILTER (WHERE coalesce(resource_id, '') = ''
+             OR charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment')), 0), count(*)
+         FROM costs.cost_records WHERE connection_id = $2 GROUP BY 3, 4, 5, 6, 7, 8, 9`,
         [settings.teamId, connectionId],
       );
       await client.query('UPDATE costs.connections SET last_ingested_at = now() WHERE id = $1', [

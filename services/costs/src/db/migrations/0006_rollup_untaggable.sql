@@ -47,7 +47,7 @@ INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, serv
     billing_currency, usage_based, billed_cost, effective_cost, untaggable_cost, records)
   SELECT c.team_id, r.connection_id, (r.charge_period_start AT TIME ZONE 'UTC')::date, r.billing_period_start,
     coalesce(r.service_name, ''), coalesce(r.resource_id, ''), coalesce(r.tags, '{}'), r.billing_currency,
-    coalesce(r.charge_frequency = 'Usage-Based',
+    coalesce(lower(r.charge_frequency) = 'usage-based',
       coalesce(r.charge_category, '') NOT IN ('Purchase', 'Tax', 'Credit', 'Adjustment')),
     sum(r.billed_cost), sum(r.effective_cost),
     coalesce(sum(r.effective_cost) FILTER (WHERE coalesce(r.resource_id, '') = ''
