@@ -61,12 +61,20 @@ beforeAll(async () => {
   }
   firstScan = await recordScan(projectId, [
     result('idle-compute', 'i-low', { severity: 'low' }),
-    result('idle-compute', 'i-crit', { severity: 'critical', estimatedMonthlySavings: 412.5 }),
+    result('idle-compute', 'i-crit', {
+      severity: 'critical',
+      estimatedMonthlySavings: 412.5,
+      projectedFromDays: 14,
+    }),
     result('untagged', 'i-med'),
   ]);
   // The second scan of the project no longer sees i-low: it is resolved.
   secondScan = await recordScan(projectId, [
-    result('idle-compute', 'i-crit', { severity: 'critical', estimatedMonthlySavings: 412.5 }),
+    result('idle-compute', 'i-crit', {
+      severity: 'critical',
+      estimatedMonthlySavings: 412.5,
+      projectedFromDays: 14,
+    }),
     result('untagged', 'i-med'),
   ]);
   await recordScan(otherProjectId, [result('untagged', 'j-high', { severity: 'high' })]);
@@ -96,6 +104,7 @@ describe('REST /v1/guard/findings through the gateway', () => {
       created_at: expect.stringMatching(/Z$/),
       rule_id: 'idle-compute',
       estimated_monthly_savings: 412.5,
+      projected_from_days: 14,
       currency: 'USD',
       suppression_reason: null,
       updated_at: expect.stringMatching(/Z$/),
@@ -106,6 +115,7 @@ describe('REST /v1/guard/findings through the gateway', () => {
       scan_id: firstScan,
       resolved_at: expect.stringMatching(/Z$/),
       estimated_monthly_savings: null,
+      projected_from_days: null,
     });
   });
 

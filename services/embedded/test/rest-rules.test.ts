@@ -19,9 +19,16 @@ describe('GET /v1/guard/rules', () => {
   it('lists the scanner catalogue, each rule with what a person needs to act', async () => {
     const reply = await call('GET', '/v1/guard/rules');
     expect(reply.status, reply.text).toBe(200);
-    expect(reply.body.data).toEqual(rules);
+    expect(reply.body.data).toEqual(
+      rules.map(({ neverFlags, ...rule }) => ({ ...rule, never_flags: neverFlags })),
+    );
     expect(reply.body.data.length).toBeGreaterThanOrEqual(12);
     expect(reply.body.data.map((rule: { id: string }) => rule.id)).toContain('tags-missing-required');
+    // Each says what it needs, how it computes savings and what it never flags (REST names = proto names).
+    for (const rule of reply.body.data) {
+      expect(Object.keys(rule)).toEqual(expect.arrayContaining(['needs', 'savings', 'never_flags']));
+      expect(rule.needs && rule.savings && rule.never_flags, rule.id).toBeTruthy();
+    }
   });
 
   it('is the same for every team and needs only guard:read', async () => {

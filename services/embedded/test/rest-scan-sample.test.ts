@@ -27,7 +27,14 @@ afterAll(async () => {
 });
 
 /** Every finding of a scan, page by page. */
-async function findingsOf(scanId: string): Promise<Array<{ rule_id: string; resource_id: string }>> {
+async function findingsOf(scanId: string): Promise<
+  Array<{
+    rule_id: string;
+    resource_id: string;
+    estimated_monthly_savings: number | null;
+    projected_from_days: number | null;
+  }>
+> {
   const all = [];
   for (let page = 1; ; page++) {
     const reply = await call('GET', `/v1/guard/findings?scan_id=${scanId}&per_page=100&page=${page}`);
@@ -68,5 +75,16 @@ describe('a scan of the FOCUS sample through the REST API', () => {
     expect(scan.findings_count).toBe(expected.length);
     const findings = await findingsOf(scan.id);
     expect(findings.map((finding) => `${finding.rule_id} ${finding.resource_id}`).sort()).toEqual(expected);
+    // A monthly figure says how many days of the resource's data it was projected from.
+    const resources = byResource();
+    for (const finding of findings) {
+      if (finding.estimated_monthly_savings === null) {
+        expect(finding.projected_from_days).toBeNull();
+        continue;
+      }
+      const list = resources.get(finding.resource_id)!;
+      const span = (Math.max(...list.map((r) => r.end)) - Math.min(...list.map((r) => r.start))) / 86_400_000;
+      expect(finding.projected_from_days, finding.resource_id).toBe(Math.max(1, Math.round(span)));
+    }
   });
 });
