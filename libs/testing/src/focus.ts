@@ -1,3 +1,5 @@
+import { parse } from 'csv-parse/sync';
+
 /** One cost row of a test's FOCUS file. */
 export interface FocusRow {
   cost: number;
@@ -73,4 +75,24 @@ export async function* uploadParts(
   for (let offset = 0; offset < bytes.length; offset += 64 * 1024) {
     yield { part: { case: 'chunk' as const, value: bytes.subarray(offset, offset + 64 * 1024) } };
   }
+}
+
+/**
+ * The physical line each record of a CSV file starts on, as an editor numbers them (index 0 is the
+ * header, on line 1 unless blank lines come first): where csv-parse sees the record end, less the line
+ * breaks inside its quoted fields. Blank lines are skipped, as the costs service skips them; write
+ * embedded line breaks as `\n` (csv-parse counts the `\r` of a quoted `\r\n` as a line of its own).
+ */
+export function recordLines(file: Uint8Array | string): number[] {
+  const records = parse(file, {
+    info: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+  }) as unknown as Array<{
+    record: string[];
+    info: { lines: number };
+  }>;
+  return records.map(
+    ({ record, info }) => info.lines - record.reduce((sum, field) => sum + field.split('\n').length - 1, 0),
+  );
 }

@@ -28,10 +28,18 @@ const summaryOf = (upload: Received) => ({
   rows: upload.body.toString().split('\n').length - 2,
   focus_version: '1.0',
   billing_periods: ['2024-09-01'],
+  billing_period_ranges: [{ start: '2024-09-01T00:00:00.000Z', end: '2024-10-01T00:00:00.000Z' }],
   totals: [{ currency: 'USD', billed_cost: 12.5, effective_cost: 11.25 }],
   rows_replaced: 0,
   bytes: upload.body.byteLength,
   duration_ms: 1500,
+  warnings: [
+    {
+      code: 'future_charges',
+      message: '2 rows are charged in the future',
+      details: { rows: '2', latest_charge_period_start: '2099-01-01T00:00:00Z' },
+    },
+  ],
 });
 
 const ok = (upload: Received, res: ServerResponse) => {
@@ -147,6 +155,7 @@ describe('costgov ingest: uploads (non-TTY output)', () => {
     expect(result.stdout).toMatch(/^billing periods: +2024-09-01$/m);
     expect(result.stdout).toMatch(/^totals: +USD billed 12\.50, effective 11\.25$/m);
     expect(result.stdout).toMatch(/^duration: +1\.5 s$/m);
+    expect(result.stdout).toMatch(/^warnings: +future_charges: 2 rows are charged in the future$/m);
     expect(result.stderr).toMatch(/: sending \d+ B\n/);
     expect(result.stderr).toMatch(/: sent \d+ B in \d+\.\d s \(.+\/s\); waiting for the summary\n/);
   });

@@ -4,12 +4,13 @@ import { gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, CloudEvent } from '@costgov/bus';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
 import type { RpcClient } from '@costgov/rpc';
-import { eventually, uploadParts } from '@costgov/testing';
+import { eventually, recordLines, uploadParts } from '@costgov/testing';
 import { focusLines, type GenerateOptions } from '../src/cost-data/generate';
 import { startCosts, type CostsUnderTest } from './fixture';
 
@@ -207,6 +208,127 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
     expect((await stored(connectionId)).raw.rows).toBe(3000);
   });
 
+  describe('FOCUS 1.3 and what the specification allows', () => {
+    /** A JSON value with its keys sorted at every level, as text: jsonb reorders keys. */
+    const canonical = (value: unknown): string =>
+      JSON.stringify(value, (_key, inner: unknown) =>
+        inner && typeof inner === 'object' && !Array.isArray(inner)
+          ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a.localeCompare(b)))
+          : inner,
+      );
+    const kept = [
+      ['charge_frequency', 'ChargeFrequency', false],
+      ['service_provider_name', 'ServiceProviderName', false],
+      ['host_provider_name', 'HostProviderName', false],
+      ['contract_applied', 'ContractApplied', true],
+      ['allocated_method_id', 'AllocatedMethodId', false],
+      ['allocated_method_details', 'AllocatedMethodDetails', true],
+      ['allocated_resource_id', 'AllocatedResourceId', false],
+      ['allocated_resource_name', 'AllocatedResourceName', false],
+      ['allocated_tags', 'AllocatedTags', true],
+    ] as const;
+
+    it('round-trips a generated 1.3 file: totals, version, billing periods and the new columns kept', async () => {
+      const connectionId = await newConnection();
+      const file = generated({ rows: 3000, month: '2025-03', seed: 13, version: '1.3', timestamps: 'iso' });
+      const { records } = fileTotals(file);
+      // The generator follows 1.3: the deprecated provider columns are gone, their successors there.
+      expect(Object.keys(records[0]!)).not.toContain('ProviderName');
+      expect(Object.keys(records[0]!)).not.toContain('PublisherName');
+      const summary = await upload(connectionId, file);
+      expect(summary.focusVersion).toBe('1.3');
+      expectTotals(summary, file);
+      const pairs = [...new Set(records.map((r) => `${r.BillingPeriodStart}/${r.BillingPeriodEnd}`))];
+      expect(
+        summary.billingPeriodRanges.map(
+          (range) =>
+            `${timestampDate(range.start!).toISOString()}/${timestampDate(range.end!).toISOString()}`,
+        ),
+      ).toEqual(pairs.map((pair) => pair.replaceAll('Z', '.000Z')));
+      expect(summary.warnings).toEqual([]);
+
+      for (const [column, focus, json] of kept) {
+        const { rows } = await db.query<{ value: string | null }>(
+          `SELECT ${column}${json ? '::text' : ''} AS value FROM cost_records WHERE connection_id = $1`,
+          [connectionId],
+        );
+        const read = (value: string | null | undefined) =>
+          value === null || value === undefined || value === 'NULL' || value === ''
+            ? 'null'
+            : json
+              ? canonical(JSON.parse(value))
+              : value;
+        const fromFile = records.map((record) => read(record[focus])).sort();
+        expect(fromFile.filter((value) => value !== 'null').length, focus).toBeGreaterThan(0);
+        expect(rows.map((row) => read(row.value)).sort(), column).toEqual(fromFile);
+      }
+      // provider_name, what rules read, comes from ServiceProviderName when ProviderName is absent.
+      const { rows: providers } = await db.query<{ provider: string | null; records: number }>(
+        `SELECT provider_name AS provider, count(*)::int AS records FROM cost_records
+         WHERE connection_id = $1 GROUP BY 1`,
+        [connectionId],
+      );
+      expect(providers).toEqual([{ provider: records[0]!.ServiceProviderName, records: records.length }]);
+    });
+
+    it('reads null in lower case and empty fields as null, and a virtual PricingCurrency', async () => {
+      const connectionId = await newConnection();
+      const file = generated({ rows: 200, month: '2025-05', seed: 3, version: '1.2' });
+      // Written again from its fields: NULL as null on even rows and as an empty field on odd ones,
+      // other fields quoted, PricingCurrency a virtual currency.
+      const [columns, ...rows] = parse(file) as string[][];
+      const pricing = columns!.indexOf('PricingCurrency');
+      const line = (fields: string[], index: number) =>
+        fields
+          .map((field, at) =>
+            at === pricing
+              ? 'Token'
+              : field === 'NULL'
+                ? index % 2
+                  ? ''
+                  : 'null'
+                : `"${field.replaceAll('"', '""')}"`,
+          )
+          .join(',');
+      const withToken = [columns!.join(','), ...rows.map(line)].join('\n') + '\n';
+      const body = Buffer.from(withToken);
+      const parsed = fileTotals(body);
+      expect(parsed.records.every((record) => record.PricingCurrency === 'Token')).toBe(true);
+      expect(parsed.records.some((record) => record.ChargeClass === 'null')).toBe(true);
+      const summary = await upload(connectionId, body);
+      expectTotals(summary, body);
+      const { rows: nullClasses } = await db.query<{ nulls: number }>(
+        `SELECT count(*)::int AS nulls FROM cost_records WHERE connection_id = $1 AND charge_class IS NULL`,
+        [connectionId],
+      );
+      expect(nullClasses[0]!.nulls).toBe(
+        parsed.records.filter((r) => ['null', 'NULL', ''].includes(r.ChargeClass!)).length,
+      );
+    });
+
+    it('warns of rows charged in the future: how many and the latest', async () => {
+      const connectionId = await newConnection();
+      const month = new Date(Date.now() + 40 * 86_400_000).toISOString().slice(0, 7);
+      const file = generated({ rows: 100, month, seed: 4, version: '1.2', timestamps: 'iso' });
+      const { records } = fileTotals(file);
+      const starts = records
+        .map((r) => r.ChargePeriodStart!)
+        .filter((start) => Date.parse(start) > Date.now());
+      const summary = await upload(connectionId, file);
+      expectTotals(summary, file);
+      expect(summary.warnings).toEqual([
+        expect.objectContaining({
+          code: 'future_charges',
+          details: expect.objectContaining({
+            rows: String(starts.length),
+            latest_charge_period_start: starts.sort().at(-1),
+          }),
+        }),
+      ]);
+      expect(summary.warnings[0]!.message).toContain(`${starts.length} rows are charged in the future`);
+    });
+  });
+
   it('detects FOCUS 1.1 from its columns', async () => {
     const connectionId = await newConnection();
     const file = generated({ rows: 10, month: '2025-01', version: '1.1' });
@@ -226,6 +348,20 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
       quoted[header.indexOf(column)] = text;
       copy[row - 1] = quoted.join(',');
       return Buffer.from(copy.join('\n'));
+    };
+
+    /** A generated FOCUS 1.3 file with one field of one data row replaced as CSV text. */
+    const with13Field = (row: number, column: string, text: string) => {
+      const [columns, ...rows] = parse(
+        generated({ rows: 20, month: '2024-09', seed: 2, version: '1.3' }),
+      ) as string[][];
+      const quote = (field: string) => (field === 'NULL' ? field : `"${field.replaceAll('"', '""')}"`);
+      const lines = [columns!.join(','), ...rows.map((fields) => fields.map(quote).join(','))];
+      expect(columns!.indexOf(column)).toBeGreaterThan(0);
+      const record = rows[row - 2]!.map(quote);
+      record[columns!.indexOf(column)] = text;
+      lines[row - 1] = record.join(',');
+      return Buffer.from(lines.join('\n') + '\n');
     };
 
     beforeAll(async () => {
@@ -260,6 +396,12 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
         /ISO 4217/,
       ],
       [
+        'a virtual currency as BillingCurrency (only PricingCurrency may be one)',
+        () => withField(10, 'BillingCurrency', '"Token"'),
+        'row 10, column BillingCurrency',
+        /ISO 4217/,
+      ],
+      [
         'a missing EffectiveCost',
         () => withField(11, 'EffectiveCost', 'NULL'),
         'row 11, column EffectiveCost',
@@ -273,6 +415,42 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
         /string/,
       ],
       [
+        'ContractApplied that is not JSON',
+        () => with13Field(6, 'ContractApplied', '"{""Elements"": [{""ContractId"": ""c-1""}"'),
+        'row 6, column ContractApplied',
+        /not valid JSON/,
+      ],
+      [
+        'ContractApplied without its Elements',
+        () => with13Field(8, 'ContractApplied', '"{""ContractId"": ""c-1""}"'),
+        'row 8, column ContractApplied',
+        /Elements/,
+      ],
+      [
+        'AllocatedTags with a number value',
+        () => with13Field(9, 'AllocatedTags', '"{""share"": 0.5}"'),
+        'row 9, column AllocatedTags',
+        /string/,
+      ],
+      [
+        'AllocatedMethodDetails that is a JSON array',
+        () => with13Field(4, 'AllocatedMethodDetails', '"[1, 2]"'),
+        'row 4, column AllocatedMethodDetails',
+        /JSON object/,
+      ],
+      [
+        'a semicolon-separated file',
+        () => Buffer.from(sample.toString('utf8').replaceAll('","', '";"')),
+        'row 1',
+        /semicolon-separated.*comma-separated/,
+      ],
+      [
+        'a tab-separated file',
+        () => Buffer.from(sample.toString('utf8').replaceAll('","', '"\t"')),
+        'row 1',
+        /tab-separated/,
+      ],
+      [
         'a row with a field too few',
         () => Buffer.from(lines.slice(0, 20).join('\n') + '\n"a","b"\n'),
         'row 21',
@@ -281,8 +459,13 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
     ];
     for (const [what, file, field, message] of cases) {
       it(`${what}: ${field}`, async () => {
-        const error = await refusal(upload(connectionId, file()));
-        expect(error.details).toContainEqual({ field, message: expect.stringMatching(message) });
+        const body = file();
+        const error = await refusal(upload(connectionId, body));
+        // The row's physical line beside it (the sample has no line breaks in fields: the same number).
+        const named = field.replace(/^row (\d+)/, (_, row: string) =>
+          row === '1' ? 'row 1 (line 1)' : `row ${row} (line ${recordLines(body)[+row - 1]})`,
+        );
+        expect(error.details).toContainEqual({ field: named, message: expect.stringMatching(message) });
         expect(await stored(connectionId)).toEqual(before);
         expect(await stagingTables()).toEqual([]);
       });
@@ -295,12 +478,23 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
       expect(await stored(connectionId)).toEqual(before);
     });
 
+    it('a gzip body sent as plain CSV, and a plain body sent as gzip, say so', async () => {
+      const zipped = await refusal(upload(connectionId, gzipSync(sample), 'identity'));
+      expect(zipped.details).toEqual([
+        { field: 'body', message: expect.stringMatching(/gzip-compressed.*Content-Encoding: gzip/) },
+      ]);
+      const plain = await refusal(upload(connectionId, sample, 'gzip'));
+      expect(plain.details).toEqual([{ field: 'body', message: expect.stringMatching(/is not gzip/) }]);
+      expect(await stored(connectionId)).toEqual(before);
+      expect(await stagingTables()).toEqual([]);
+    });
+
     it('collects the first 20 problems', async () => {
       const broken = sample.toString('utf8').replaceAll('"USD"', '"usd"');
       const error = await refusal(upload(connectionId, Buffer.from(broken)));
       expect(error.details).toHaveLength(20);
       expect(error.details[0]).toEqual({
-        field: 'row 2, column BillingCurrency',
+        field: 'row 2 (line 2), column BillingCurrency',
         message: "is not an ISO 4217 currency code: 'usd'",
       });
       expect(await stored(connectionId)).toEqual(before);

@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '@costgov/errors';
+import { recordLines } from '@costgov/testing';
+import { parse } from 'csv-parse/sync';
+import { focusColumnTable, focusColumns, focusVersionOf } from '../src/cost-data/focus-columns';
+import { focusLines } from '../src/cost-data/generate';
 import { readFocus } from '../src/cost-data/reader';
 
 const sample = readFileSync(path.resolve(__dirname, '../../../data/focus/focus_sample_1000.csv'));
@@ -53,7 +57,7 @@ describe('FOCUS reader', () => {
     const lines = sample.toString('utf8').split('\n').slice(0, 5);
     lines[4] = lines[4]!.replace('"USD"', '"USD');
     const details = await refusal(read(Buffer.from(lines.join('\n'))));
-    expect(details[0]!.field).toBe('row 5');
+    expect(details[0]!.field).toBe('row 5 (line 5)');
     expect(details[0]!.message).toMatch(/CSV/);
   });
 
@@ -79,7 +83,7 @@ describe('FOCUS reader', () => {
       '2024-09-01T10:00:00+25:00',
     ]) {
       const details = await refusal(read(Buffer.from(withStart(bad))));
-      expect(details.map((detail) => detail.field)).toContain('row 2, column ChargePeriodStart');
+      expect(details.map((detail) => detail.field)).toContain('row 2 (line 2), column ChargePeriodStart');
     }
     const offset = await read(Buffer.from(withStart('2024-09-01T01:30:00+02:00')));
     expect(offset.facts.firstChargeDay).toBe('2024-08-31');
@@ -89,6 +93,64 @@ describe('FOCUS reader', () => {
     const lines = sample.toString('utf8').split('\n').slice(0, 4);
     lines[2] = lines[2]!.replace('"USD"', '"USD"x');
     const details = await refusal(read(Buffer.from(lines.join('\n') + '\n')));
-    expect(details[0]!.field).toBe('row 3');
+    expect(details[0]!.field).toBe('row 3 (line 3)');
+  });
+
+  it('names the physical line of a row: quoted line breaks and blank lines count, whatever the chunks', async () => {
+    const rows = sample.toString('utf8').split('\n').slice(1, 12);
+    // Quoted line breaks in rows 2 and 4 and a blank line after row 5.
+    rows[0] = rows[0]!.replace('"Amazon Simple Queue Service"', '"Amazon Simple\nQueue\nService"');
+    rows[2] = rows[2]!.replace(/"(\d{13})"/, '"$1\nx"');
+    rows[3] = `${rows[3]!}\n`;
+    rows[8] = rows[8]!.replace(/"USD"/, '"usd"');
+    rows[10] = rows[10]!.replace(/"USD"/, '"usd"');
+    const file = Buffer.from(`${header}\n${rows.join('\n')}\n`);
+    const lines = recordLines(file);
+    const lineOf = (row: number) => lines[row - 1]!;
+    expect(lineOf(10)).toBe(10 + 3 + 1); // the test's own arithmetic: 3 breaks inside fields, 1 blank line
+    for (const size of [1, 7, 333, 64 * 1024]) {
+      const details = await refusal(read(file, size));
+      expect(details).toEqual([
+        {
+          field: `row 10 (line ${lineOf(10)}), column BillingCurrency`,
+          message: expect.stringMatching(/ISO 4217/),
+        },
+        {
+          field: `row 12 (line ${lineOf(12)}), column BillingCurrency`,
+          message: expect.stringMatching(/ISO 4217/),
+        },
+      ]);
+    }
+  });
+
+  it('reads NULL, null and empty fields as null', async () => {
+    const lines = sample.toString('utf8').split('\n').slice(0, 4);
+    const file = Buffer.from(
+      [lines[0], lines[1]!.replaceAll('NULL', 'null'), lines[2]!.replaceAll('NULL', ''), lines[3]].join('\n'),
+    );
+    const { copyText } = await read(file);
+    const expected = (await read(Buffer.from(lines.join('\n')))).copyText;
+    expect(copyText).toBe(expected);
+    expect(copyText).toContain('\\N');
+    // A required column written as null is missing.
+    const columns = header.split(',').map((name) => name.replaceAll('"', ''));
+    const fields = parse(lines[1]!)[0] as string[];
+    fields[columns.indexOf('BilledCost')] = 'null';
+    const quoted = fields.map((field) => `"${field.replaceAll('"', '""')}"`).join(',');
+    const details = await refusal(read(Buffer.from(`${header}\n${quoted}\n`)));
+    expect(details).toEqual([{ field: 'row 2 (line 2), column BilledCost', message: 'is required' }]);
+  });
+
+  it('detects versions from the column table, and says which columns each version has', () => {
+    // The specification's own counts: 43 columns in 1.0, 7 more in 1.1 and 1.2, 8 more in 1.3.
+    expect([...Object.values(focusColumns)].map((columns) => columns.length)).toEqual([43, 50, 57, 65]);
+    for (const version of ['1.0', '1.1', '1.2', '1.3'] as const) {
+      const written = [...focusLines({ rows: 1, month: '2025-01', version })][0]!.trim().split(',');
+      expect(focusVersionOf(written)).toBe(version);
+    }
+    const deprecated = focusColumnTable.filter((column) => column.deprecated).map((column) => column.name);
+    expect(deprecated.sort()).toEqual(['ProviderName', 'PublisherName']);
+    // A 1.0 file with one 1.3 column is read as 1.3; ProviderName alone does not make a file older.
+    expect(focusVersionOf(['BilledCost', 'ProviderName', 'HostProviderName'])).toBe('1.3');
   });
 });

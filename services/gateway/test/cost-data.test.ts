@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { costs, identity } from '@costgov/contracts';
 import { ConflictError, NotFoundError, ValidationError } from '@costgov/errors';
 import { loadConfig } from '@costgov/config';
@@ -86,6 +87,19 @@ const readAll: Upload = async (requests, ctx) => {
     rowsReplaced: 1n,
     bytes: BigInt(received.bytes),
     durationMs: 7n,
+    billingPeriodRanges: [
+      {
+        start: timestampFromDate(new Date('2025-01-01T00:00:00Z')),
+        end: timestampFromDate(new Date('2025-02-01T00:00:00Z')),
+      },
+    ],
+    warnings: [
+      {
+        code: 'future_charges',
+        message: '1 row is charged in the future',
+        details: { rows: '1', latest_charge_period_start: '2099-01-01T00:00:00Z' },
+      },
+    ],
   };
 };
 
@@ -155,10 +169,18 @@ describe('POST /v1/guard/connections/:id/cost-data', () => {
         rows: 3,
         focus_version: '1.2',
         billing_periods: ['2025-01-01'],
+        billing_period_ranges: [{ start: '2025-01-01T00:00:00.000Z', end: '2025-02-01T00:00:00.000Z' }],
         totals: [{ currency: 'USD', billed_cost: 12.5, effective_cost: 11.25 }],
         rows_replaced: 1,
         bytes: csv.length,
         duration_ms: 7,
+        warnings: [
+          {
+            code: 'future_charges',
+            message: '1 row is charged in the future',
+            details: { rows: '1', latest_charge_period_start: '2099-01-01T00:00:00Z' },
+          },
+        ],
       },
     });
     expect(received.start).toMatchObject({

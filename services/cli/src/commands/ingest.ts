@@ -39,6 +39,7 @@ const ingestedFields: readonly Field<IngestedFile>[] = [
   ['rows replaced', (f) => String(f.rows_replaced)],
   ['bytes', (f) => bytesText(f.bytes)],
   ['duration', (f) => `${(f.duration_ms / 1000).toFixed(1)} s`],
+  ['warnings', (f) => f.warnings.map((w) => `${w.code}: ${w.message}`).join('; ') || '-'],
 ];
 
 /**

@@ -1,8 +1,13 @@
 import Papa from 'papaparse';
 
-/** Records parsed from one piece of the text, and the CSV syntax problems found in them. */
+/** Records parsed from one piece of the text, where they start, and the CSV syntax problems found. */
 export interface CsvBatch {
   records: string[][];
+  /**
+   * The physical line each record starts on, as an editor numbers them (1 = the file's first line): line
+   * breaks inside quoted fields and blank lines count, so it can differ from the record's position.
+   */
+  lines: number[];
   /** `index` is the record's position in `records` the problem was found at. */
   problems: Array<{ index: number; message: string }>;
 }
@@ -11,6 +16,13 @@ interface ParseResult {
   data: string[][];
   errors: Array<{ row?: number; message: string }>;
   meta: { cursor: number };
+}
+
+/** Line breaks (`\n`, which also ends a `\r\n`) in `text` from `from` to `to`. */
+function lineBreaks(text: string, from = 0, to = text.length): number {
+  let count = 0;
+  for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++;
+  return count;
 }
 
 /**
@@ -22,22 +34,46 @@ interface ParseResult {
 export async function* csvRecords(text: AsyncIterable<string>): AsyncGenerator<CsvBatch> {
   let parser: Papa.Parser | undefined;
   let pending = '';
-  const batchOf = (result: ParseResult): CsvBatch => {
-    const records = result.data;
+  /** The physical line the unparsed text (`pending`) starts on. */
+  let line = 1;
+
+  /**
+   * The batch of a parse of `consumed` (the text its records came from). Each record but the last of a
+   * final parse ended with a line break; when the text has more breaks than that, some are inside quoted
+   * fields, and the records' own breaks are counted to place each one.
+   */
+  const batchOf = (result: ParseResult, consumed: string, final: boolean): CsvBatch => {
+    const all = result.data;
+    const breaks = lineBreaks(consumed);
+    const starts = new Array<number>(all.length);
+    if (breaks === (final ? all.length - 1 : all.length)) {
+      for (let i = 0; i < all.length; i++) starts[i] = line + i;
+    } else {
+      let at = line;
+      for (let i = 0; i < all.length; i++) {
+        starts[i] = at;
+        let inside = 0;
+        for (const field of all[i]!) if (field.includes('\n')) inside += lineBreaks(field);
+        at += 1 + inside;
+      }
+    }
+    line += breaks;
     const problems = result.errors.map((error) => ({ index: error.row ?? 0, message: error.message }));
     // An empty line parses as one empty field.
-    if (records.some((record) => record.length === 1 && record[0] === '')) {
-      const kept: string[][] = [];
-      for (const [index, record] of records.entries()) {
-        if (record.length === 1 && record[0] === '') {
-          for (const problem of problems) if (problem.index > kept.length) problem.index--;
-          continue;
-        }
-        kept[kept.length] = records[index]!;
-      }
-      return { records: kept, problems };
+    if (!all.some((record) => record.length === 1 && record[0] === '')) {
+      return { records: all, lines: starts, problems };
     }
-    return { records, problems };
+    const records: string[][] = [];
+    const lines: number[] = [];
+    for (const [index, record] of all.entries()) {
+      if (record.length === 1 && record[0] === '') {
+        for (const problem of problems) if (problem.index > records.length) problem.index--;
+        continue;
+      }
+      records[records.length] = record;
+      lines[lines.length] = starts[index]!;
+    }
+    return { records, lines, problems };
   };
 
   for await (const piece of text) {
@@ -50,10 +86,11 @@ export async function* csvRecords(text: AsyncIterable<string>): AsyncGenerator<C
       parser = new Papa.Parser({ delimiter: ',', newline, quoteChar: '"' });
     }
     const result = parser.parse(pending, 0, true) as ParseResult;
+    const consumed = pending.slice(0, result.meta.cursor);
     pending = pending.slice(result.meta.cursor);
     // A problem of the unfinished last row is found again when the row is parsed whole.
     result.errors = result.errors.filter((error) => (error.row ?? 0) < result.data.length);
-    if (result.data.length > 0 || result.errors.length > 0) yield batchOf(result);
+    if (result.data.length > 0 || result.errors.length > 0) yield batchOf(result, consumed, false);
   }
   if (!parser) {
     if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
@@ -63,5 +100,5 @@ export async function* csvRecords(text: AsyncIterable<string>): AsyncGenerator<C
       quoteChar: '"',
     });
   }
-  if (pending !== '') yield batchOf(parser.parse(pending, 0, false) as ParseResult);
+  if (pending !== '') yield batchOf(parser.parse(pending, 0, false) as ParseResult, pending, true);
 }

@@ -1,12 +1,12 @@
 /**
  * Writes a generated FOCUS export to stdout, for the benchmark and demos:
  *   npx tsx services/costs/src/cost-data/generate-cli.ts --rows 1000000 --month 2025-03 [--seed 1]
- *     [--version 1.0|1.1|1.2] [--currency USD] [--gzip] > focus.csv
+ *     [--version 1.0|1.1|1.2|1.3] [--currency USD] [--gzip] > focus.csv
  */
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
-import type { FocusVersion } from './focus-columns';
+import { focusVersions, type FocusVersion } from './focus-columns';
 import { focusCsv } from './generate';
 
 const { values } = parseArgs({
@@ -20,7 +20,9 @@ const { values } = parseArgs({
   },
 });
 
-if (!['1.0', '1.1', '1.2'].includes(values.version)) throw new Error('--version must be 1.0, 1.1 or 1.2');
+if (!(focusVersions as readonly string[]).includes(values.version)) {
+  throw new Error(`--version must be one of ${focusVersions.join(', ')}`);
+}
 const file = focusCsv({
   rows: Number(values.rows),
   month: values.month,

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { focusColumns, type FocusVersion } from './focus-columns';
+import { currentColumns, focusColumns, type FocusVersion } from './focus-columns';
 
 /** A FOCUS export made up for tests, the benchmark and the README demo: deterministic for a seed. */
 export interface GenerateOptions {
@@ -7,6 +7,12 @@ export interface GenerateOptions {
   /** Billing period, YYYY-MM (UTC). */
   month: string;
   seed?: number;
+  /**
+   * 1.0 to 1.2 write every column the version defines; 1.3 writes those it has not deprecated (so
+   * `ServiceProviderName` and `HostProviderName`, no `ProviderName` nor `PublisherName`), with
+   * `ContractApplied` on every fifth compute row and split cost allocation (`Allocated*`) on every
+   * seventh row.
+   */
   version?: FocusVersion;
   /** Provider-specific columns after the FOCUS ones (e.g. `x_CostCenter`), filled with text. */
   extraColumns?: string[];
@@ -128,7 +134,7 @@ export function* focusLines(options: GenerateOptions): Generator<string> {
       : (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
   const random = randomFrom(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
-  const columns = [...focusColumns[version], ...extraColumns];
+  const columns = [...(version === '1.3' ? currentColumns(version) : focusColumns[version]), ...extraColumns];
   yield `${columns.join(',')}\n`;
 
   // Like a real export: each resource has one row per hour, so a day of a resource is 24 rows.
@@ -203,9 +209,45 @@ export function* focusLines(options: GenerateOptions): Generator<string> {
       SubAccountName: 'workloads',
       SubAccountType: 'Account',
       Tags: tags,
+      ServiceProviderName: 'AWS',
+      HostProviderName: 'AWS',
+      ...(version === '1.3' ? focus13Values(i, service, listCost * discount, quantity) : {}),
     };
     yield `${columns.map((column) => values[column] ?? (column.startsWith('x_') ? `${column}-${i % 7}` : 'NULL')).join(',')}\n`;
   }
+}
+
+/** The FOCUS 1.3 columns of row `i` that vary: contract commitments applied, split cost allocation. */
+function focus13Values(i: number, service: Service, cost: number, quantity: number): Record<string, string> {
+  const values: Record<string, string> = {};
+  if (service.category === 'Compute' && i % 5 === 0) {
+    values.ContractApplied = quote(
+      JSON.stringify({
+        Elements: [
+          {
+            ContractId: 'ctr-2025-enterprise',
+            ContractCommitmentId: 'ctr-2025-enterprise-spend',
+            ContractCommitmentAppliedCost: Number(cost.toFixed(10)),
+          },
+        ],
+      }),
+    );
+  }
+  if (i % 7 === 0) {
+    const application = applications[i % applications.length]!;
+    values.AllocatedMethodId = 'split-by-usage';
+    values.AllocatedMethodDetails = quote(
+      JSON.stringify({
+        Elements: [
+          { AllocatedRatio: 0.5, UsageQuantity: Number((quantity / 2).toFixed(6)), UsageUnit: service.unit },
+        ],
+      }),
+    );
+    values.AllocatedResourceId = `k8s://cluster-main/namespaces/${application}`;
+    values.AllocatedResourceName = application;
+    values.AllocatedTags = quote(JSON.stringify({ application, allocated: 'true' }));
+  }
+  return values;
 }
 
 /** The file as a byte stream, in chunks of many lines (what an upload body or a file write takes). */

@@ -10,6 +10,7 @@ import {
   type FocusVersion,
 } from './focus-columns';
 import {
+  contractAppliedProblem,
   copyField,
   currencyProblem,
   decimalProblem,
@@ -22,8 +23,12 @@ import {
 
 export type ContentEncoding = 'identity' | 'gzip';
 
-/** Raw-row columns the reader writes, in COPY order, each from its FOCUS column (missing ones are NULL). */
-export const storedColumns = [
+/**
+ * Raw-row columns the reader writes, in COPY order, each from its FOCUS column (missing ones are NULL);
+ * a third name is the column read when the file lacks the second (FOCUS 1.3 deprecates `ProviderName`
+ * for `ServiceProviderName`, so `provider_name` is the one name rules read whatever the version).
+ */
+export const storedColumns: ReadonlyArray<readonly [string, string, string?]> = [
   ['billing_period_start', 'BillingPeriodStart'],
   ['billing_period_end', 'BillingPeriodEnd'],
   ['charge_period_start', 'ChargePeriodStart'],
@@ -48,7 +53,7 @@ export const storedColumns = [
   ['pricing_unit', 'PricingUnit'],
   ['consumed_quantity', 'ConsumedQuantity'],
   ['consumed_unit', 'ConsumedUnit'],
-  ['provider_name', 'ProviderName'],
+  ['provider_name', 'ProviderName', 'ServiceProviderName'],
   ['tags', 'Tags'],
   ['charge_description', 'ChargeDescription'],
   ['charge_class', 'ChargeClass'],
@@ -68,7 +73,7 @@ export const storedColumns = [
   ['allocated_resource_id', 'AllocatedResourceId'],
   ['allocated_resource_name', 'AllocatedResourceName'],
   ['allocated_tags', 'AllocatedTags'],
-] as const;
+];
 
 /** What the reader learned from a file it read to the end without a problem. */
 export interface FocusFileFacts {
@@ -76,6 +81,8 @@ export interface FocusFileFacts {
   rows: number;
   /** UTC start dates of the billing periods, sorted. */
   billingPeriods: string[];
+  /** Each distinct BillingPeriodStart/BillingPeriodEnd pair, sorted. */
+  billingPeriodRanges: Array<{ start: Date; end: Date }>;
   firstChargeDay: string;
   lastChargeDay: string;
   /** Bytes received, as sent (compressed when gzip). */
@@ -102,6 +109,7 @@ const checks: Record<ColumnKind, (value: string) => string | undefined> = {
   currency: currencyProblem,
   tags: tagsProblem,
   json: jsonProblem,
+  contractApplied: contractAppliedProblem,
 };
 
 const required = new Set<string>(requiredColumns);
@@ -115,8 +123,10 @@ interface TypedColumn {
 
 /**
  * Reads a FOCUS CSV export as it streams in: decompresses, parses, checks every row and turns it into
- * COPY text, holding only the chunk in flight. Problems are collected (row and column, the header being
- * row 1) up to `maxErrors`; once there is one, nothing more is produced and the end throws them all.
+ * COPY text, holding only the chunk in flight. Problems are collected up to `maxErrors`, each naming the
+ * row (the CSV record, the header being row 1), the physical line it starts on (as an editor numbers
+ * them: line breaks inside quoted fields and blank lines count) and the column; once there is one,
+ * nothing more is produced and the end throws them all. `NULL`, `null` and an empty field are all null.
  */
 export function readFocus(
   source: AsyncIterable<Uint8Array>,
@@ -125,8 +135,11 @@ export function readFocus(
 ): FocusReader {
   let facts: FocusFileFacts | undefined;
   let bytes = 0;
+  /** The first bytes as sent, to tell a gzip body sent without its Content-Encoding. */
+  let head: Uint8Array = new Uint8Array(0);
   async function* counted(): AsyncGenerator<Uint8Array> {
     for await (const chunk of source) {
+      if (head.length < 2) head = Buffer.concat([head, chunk.subarray(0, 2 - head.length)]);
       bytes += chunk.byteLength;
       yield chunk;
     }
@@ -136,6 +149,19 @@ export function readFocus(
   async function* text(): AsyncGenerator<string> {
     const decoder = new TextDecoder();
     for await (const chunk of encoding === 'gzip' ? gunzipped(counted()) : counted()) {
+      if (encoding === 'identity' && head.length === 2 && head[0] === 0x1f && head[1] === 0x8b) {
+        throw new ValidationError(
+          [
+            {
+              field: 'body',
+              message:
+                'is gzip-compressed (it starts with the gzip magic bytes 1f 8b) but was sent as plain ' +
+                'text/csv: send it with Content-Encoding: gzip, or as application/gzip',
+            },
+          ],
+          refusal,
+        );
+      }
       const piece = decoder.decode(chunk, { stream: true });
       if (piece) yield piece;
     }
@@ -154,10 +180,12 @@ export function readFocus(
     let typed: TypedColumn[] = [];
     let sources: number[] = [];
     let periodStart = -1;
+    let periodEnd = -1;
     let chargeStart = -1;
     let row = 1;
     let rows = 0;
     const periods = new Set<string>();
+    const ranges = new Set<string>();
     const timestamps = new Map<string, string>();
     let firstDay = '';
     let lastDay = '';
@@ -166,36 +194,49 @@ export function readFocus(
 
     try {
       for await (const batch of csvRecords(text())) {
+        // A header in another separator garbles quotes too: that is the one thing to say about it.
+        const separator = header ? undefined : otherSeparator(batch.records[0] ?? []);
+        if (separator) {
+          problem(`row 1 (line ${batch.lines[0]!})`, separatorProblem(separator));
+          throw new ValidationError(problems, refusal);
+        }
         for (const { index, message } of batch.problems) {
           // `row` counts the header once it is read; before that, the batch starts at row 1.
-          problem(`row ${(header ? row : 0) + index + 1}`, `is not valid CSV (${message})`);
+          const at = batch.lines[Math.min(index, batch.lines.length - 1)];
+          const where = at === undefined ? '' : ` (line ${at})`;
+          problem(`row ${(header ? row : 0) + index + 1}${where}`, `is not valid CSV (${message})`);
         }
-        for (const record of batch.records) {
+        for (const [position, record] of batch.records.entries()) {
           if (!header) {
             header = record;
-            checkHeader(header, problem);
+            checkHeader(header, batch.lines[position]!, problem);
             // Rows cannot be read against a header that is wrong.
             if (problems.length > 0) throw new ValidationError(problems, refusal);
             typed = header.flatMap((name, index) => {
               const kind = columnKinds[name];
               return kind ? [{ index, name, kind, required: required.has(name) }] : [];
             });
-            sources = storedColumns.map(([, focus]) => header!.indexOf(focus));
+            sources = storedColumns.map(([, focus, instead]) => {
+              const index = header!.indexOf(focus);
+              return index < 0 && instead ? header!.indexOf(instead) : index;
+            });
             periodStart = header.indexOf('BillingPeriodStart');
+            periodEnd = header.indexOf('BillingPeriodEnd');
             chargeStart = header.indexOf('ChargePeriodStart');
             continue;
           }
           row++;
+          const at = `row ${row} (line ${batch.lines[position]!})`;
           if (record.length !== header.length) {
-            problem(`row ${row}`, `has ${record.length} fields; the header has ${header.length}`);
+            problem(at, `has ${record.length} fields; the header has ${header.length}`);
             continue;
           }
           let fine = true;
           for (let i = 0; i < record.length; i++) {
             const value = record[i]!;
-            if (value === 'NULL') record[i] = '';
+            if (value === 'NULL' || value === 'null') record[i] = '';
             else if (value.includes('\0')) {
-              problem(`row ${row}, column ${header[i]}`, 'contains a NUL character');
+              problem(`${at}, column ${header[i]}`, 'contains a NUL character');
               fine = false;
             }
           }
@@ -203,7 +244,7 @@ export function readFocus(
             const value = record[column.index]!;
             if (value === '') {
               if (column.required) {
-                problem(`row ${row}, column ${column.name}`, 'is required');
+                problem(`${at}, column ${column.name}`, 'is required');
                 fine = false;
               }
               continue;
@@ -218,7 +259,7 @@ export function readFocus(
             }
             const wrong = checks[column.kind](value);
             if (wrong) {
-              problem(`row ${row}, column ${column.name}`, wrong);
+              problem(`${at}, column ${column.name}`, wrong);
               fine = false;
             } else if (column.kind === 'datetime') {
               if (timestamps.size >= 10_000) timestamps.clear();
@@ -229,6 +270,7 @@ export function readFocus(
           rows++;
           const period = utcDayOf(record[periodStart]!);
           periods.add(period);
+          if (ranges.size < 10_000) ranges.add(`${record[periodStart]!}\t${record[periodEnd]!}`);
           const day = utcDayOf(record[chargeStart]!);
           if (firstDay === '' || day < firstDay) firstDay = day;
           if (day > lastDay) lastDay = day;
@@ -247,7 +289,7 @@ export function readFocus(
       }
     } catch (error) {
       if (error instanceof ValidationError) throw error;
-      const unreadable = unreadableInput(error);
+      const unreadable = unreadableInput(error, head);
       if (!unreadable) throw error;
       problems.push(unreadable);
     }
@@ -263,6 +305,7 @@ export function readFocus(
       version: focusVersionOf(header),
       rows,
       billingPeriods: [...periods].sort(),
+      billingPeriodRanges: rangesOf(ranges),
       firstChargeDay: firstDay,
       lastChargeDay: lastDay,
       bytes,
@@ -278,22 +321,72 @@ export function readFocus(
   };
 }
 
+/** The distinct BillingPeriodStart/End pairs (checked timestamps) as instants, sorted. */
+function rangesOf(ranges: Set<string>): Array<{ start: Date; end: Date }> {
+  const distinct = new Map<string, { start: Date; end: Date }>();
+  for (const pair of ranges) {
+    const [start, end] = pair.split('\t').map((value) => new Date(value.replace(' ', 'T'))) as [Date, Date];
+    distinct.set(`${start.getTime()}/${end.getTime()}`, { start, end });
+  }
+  return [...distinct.values()].sort(
+    (a, b) => a.start.getTime() - b.start.getTime() || a.end.getTime() - b.end.getTime(),
+  );
+}
+
 const refusal = 'The cost data file is not a valid FOCUS export; nothing of it was stored.';
 
-function checkHeader(header: string[], problem: (field: string, message: string) => void): void {
+/**
+ * The separator a header that is not comma-separated seems to use: one that, taken as the separator,
+ * turns up required columns the commas did not.
+ */
+function otherSeparator(header: string[]): string | undefined {
+  const found = (names: Iterable<string>) => {
+    const set = new Set(names);
+    return requiredColumns.filter((name) => set.has(name)).length;
+  };
+  const byComma = found(header);
+  const text = header.join(',');
+  for (const separator of [';', '\t', '|']) {
+    if (!text.includes(separator)) continue;
+    const names = text.split(/[,;\t|]/).map((name) => name.replaceAll('"', '').trim());
+    if (found(names) > byComma) return separator;
+  }
+  return undefined;
+}
+
+const separatorNames: Record<string, string> = { ';': 'semicolon', '\t': 'tab', '|': 'pipe' };
+
+const separatorProblem = (separator: string) =>
+  `looks ${separatorNames[separator]}-separated ('${separator === '\t' ? '\\t' : separator}' between ` +
+  'the column names): a FOCUS CSV file must be comma-separated; export it again with commas';
+
+function checkHeader(
+  header: string[],
+  line: number,
+  problem: (field: string, message: string) => void,
+): void {
+  const at = `row 1 (line ${line})`;
   const seen = new Set<string>();
   header.forEach((name, index) => {
-    if (seen.has(name)) problem(`row 1, column ${index + 1}`, `repeats the column name '${name}'`);
+    if (seen.has(name)) problem(`${at}, column ${index + 1}`, `repeats the column name '${name}'`);
     seen.add(name);
   });
   for (const name of requiredColumns) {
-    if (!seen.has(name)) problem(`row 1, column ${name}`, 'is missing: every FOCUS file must have it');
+    if (!seen.has(name)) problem(`${at}, column ${name}`, 'is missing: every FOCUS file must have it');
   }
 }
 
 /** A damaged gzip stream, as a problem of the file; anything else is not the file's fault. */
-function unreadableInput(error: unknown): FieldViolation | undefined {
+function unreadableInput(error: unknown, head: Uint8Array): FieldViolation | undefined {
   const code = (error as { code?: string }).code;
+  if (code === 'Z_DATA_ERROR' && head.length > 0 && head[0] !== 0x1f) {
+    return {
+      field: 'body',
+      message:
+        'is not gzip (it does not start with the gzip magic bytes 1f 8b) but was sent as gzip: send a ' +
+        'plain CSV file as text/csv without Content-Encoding',
+    };
+  }
   if (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') {
     return { field: 'body', message: `is not a readable gzip stream (${(error as Error).message})` };
   }

@@ -68,6 +68,39 @@ export function jsonProblem(value: string): string | undefined {
   return typeof parsed === 'string' ? parsed : undefined;
 }
 
+/**
+ * `ContractApplied` (FOCUS 1.3): a JSON object whose `Elements` array lists the contract commitments the
+ * charge applies to, each with its `ContractId` and `ContractCommitmentId` (strings) and, where given, a
+ * numeric `ContractCommitmentAppliedCost` or `ContractCommitmentAppliedQuantity` and a text
+ * `ContractCommitmentAppliedUnit`. Custom `x_` keys are allowed anywhere, as the specification says.
+ */
+export function contractAppliedProblem(value: string): string | undefined {
+  const parsed = parsedObject(value);
+  if (typeof parsed === 'string') return parsed;
+  const elements = parsed.Elements;
+  if (!Array.isArray(elements)) return "has no 'Elements' array";
+  for (const [index, element] of elements.entries()) {
+    const at = `'Elements[${index}]'`;
+    if (typeof element !== 'object' || element === null || Array.isArray(element)) {
+      return `${at} is not a JSON object`;
+    }
+    const entry = element as Record<string, unknown>;
+    for (const key of ['ContractId', 'ContractCommitmentId']) {
+      if (typeof entry[key] !== 'string' || entry[key] === '') return `${at} has no string '${key}'`;
+    }
+    for (const key of ['ContractCommitmentAppliedCost', 'ContractCommitmentAppliedQuantity']) {
+      if (entry[key] !== undefined && entry[key] !== null && typeof entry[key] !== 'number') {
+        return `${at} has a '${key}' that is not a number`;
+      }
+    }
+    const unit = entry.ContractCommitmentAppliedUnit;
+    if (unit !== undefined && unit !== null && typeof unit !== 'string') {
+      return `${at} has a 'ContractCommitmentAppliedUnit' that is not a string`;
+    }
+  }
+  return undefined;
+}
+
 function parsedObject(value: string): Record<string, unknown> | string {
   // Postgres jsonb refuses \u0000; a file carrying it is refused here rather than failing the load.
   if (value.includes('\\u0000')) return 'contains the escape \\u0000, which cannot be stored';

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Router, type Request } from 'express';
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { costs } from '@costgov/contracts';
 import { BadRequestError, DomainError } from '@costgov/errors';
 import type { RpcClient } from '@costgov/rpc';
@@ -39,6 +40,10 @@ export const ingestSummaryJson = (s: costs.IngestSummary) => ({
   rows: Number(s.rows),
   focus_version: s.focusVersion,
   billing_periods: s.billingPeriods,
+  billing_period_ranges: s.billingPeriodRanges.map((range) => ({
+    start: range.start ? timestampDate(range.start).toISOString() : null,
+    end: range.end ? timestampDate(range.end).toISOString() : null,
+  })),
   totals: s.totals.map((t) => ({
     currency: t.currency,
     billed_cost: t.billedCost,
@@ -47,6 +52,7 @@ export const ingestSummaryJson = (s: costs.IngestSummary) => ({
   rows_replaced: Number(s.rowsReplaced),
   bytes: Number(s.bytes),
   duration_ms: Number(s.durationMs),
+  warnings: s.warnings.map((w) => ({ code: w.code, message: w.message, details: { ...w.details } })),
 });
 
 const status = (code: number) => ({ status: String(code) });
