@@ -316,6 +316,36 @@ describe('budget evaluation', () => {
     expect(now.dataThrough).toBeUndefined();
   });
 
+  it('lists the current period of each budget reading a connection, leaving out archived ones', async () => {
+    const { team, connection, project, budget } = await budgetOnConnection();
+    const quarterly = await f.client.createBudget(
+      { projectId: project.id, name: 'q', amount: 10, currency: 'USD', period: 'quarterly' },
+      team,
+    );
+    const archived = await f.client.createBudget(
+      { projectId: project.id, name: 'old', amount: 10, currency: 'USD', period: 'yearly' },
+      team,
+    );
+    await f.client.updateBudget({ id: archived.id, status: 'archived' }, team);
+    const other = newId('connection');
+    await f.projects.createProject({ name: 'elsewhere', connectionIds: [other] }, team);
+    const { periods } = await f.client.listConnectionBudgetPeriods({ connectionId: connection }, team);
+    // The fixture's clock is 10 November 2026: its month and its quarter.
+    expect(
+      periods.map((p) => [p.budgetId, p.period, timestampDate(p.periodStart!), timestampDate(p.periodEnd!)]),
+    ).toEqual(
+      [
+        [budget.id, 'monthly', new Date('2026-11-01T00:00:00Z'), new Date('2026-12-01T00:00:00Z')],
+        [quarterly.id, 'quarterly', new Date('2026-10-01T00:00:00Z'), new Date('2027-01-01T00:00:00Z')],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    // Another team sees none of them.
+    const stranger = { teamId: newId('team') };
+    expect(
+      (await f.client.listConnectionBudgetPeriods({ connectionId: connection }, stranger)).periods,
+    ).toEqual([]);
+  });
+
   it('counts fees and purchases once in the forecast and shows how far the data reaches', async () => {
     const { team, connection, budget } = await budgetOnConnection();
     f.lastChargeDay.value = '2026-11-08'; // 8 of 30 days

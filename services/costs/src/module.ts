@@ -6,6 +6,7 @@ import { costsConfig, type CostsConfig } from './config';
 import { connectionsFactory } from './connections/connections';
 import { connectionsRpc } from './connections/rpc';
 import { purgeDeletedConnection } from './connections/purge';
+import { budgetPeriodsOverRpc, type BudgetPeriodSource } from './cost-data/budget-periods';
 import { costDataFactory } from './cost-data/ingest';
 import { costDataRpc } from './cost-data/rpc';
 import { ratesFactory } from './rates/rates';
@@ -14,13 +15,20 @@ import { scanDataRpc } from './scan-data/rpc';
 import { scanDataQueries } from './scan-data/scan-data';
 import { spendQueries } from './spend/spend';
 
+/**
+ * Where costs asks budgets for the budget periods an upload is compared with: BUDGETS_ADDR unless
+ * `budgetsAddress` gives it (read at the first upload: the embedded system starts budgets after costs),
+ * or (tests) a stand-in.
+ */
+export type CostsOptions = { budgetsAddress?: () => string } | { budgetPeriods: BudgetPeriodSource };
+
 /** Costs: connections, FOCUS cost data (upload, rollups, spend queries) and exchange rates. */
-export function costsModule(): ServiceModule<CostsConfig> {
+export function costsModule(options: CostsOptions = {}): ServiceModule<CostsConfig> {
   return {
     name: 'costs',
     migrations: migrationsFrom(path.join(__dirname, 'db/migrations')),
     config: costsConfig,
-    async start({ db, rpc, outbox, newId, now, logger, consume, once }) {
+    async start({ db, rpc, outbox, newId, now, logger, consume, once, config }) {
       // The gRPC services are added here as they are built (connections, cost data, rates).
       rpc.add(costs.ConnectionsService, connectionsRpc(connectionsFactory({ db, outbox, newId, now }), once));
       rpc.add(costs.RatesService, ratesRpc(ratesFactory({ db, now })));
@@ -31,8 +39,16 @@ export function costsModule(): ServiceModule<CostsConfig> {
       });
       const costData = costDataFactory({ db, outbox, now, logger });
       await costData.sweepAbandoned();
-      rpc.add(costs.CostDataService, costDataRpc(costData, spendQueries({ db })));
+      const budgetPeriods =
+        'budgetPeriods' in options
+          ? options.budgetPeriods
+          : budgetPeriodsOverRpc(options.budgetsAddress ?? (() => config.BUDGETS_ADDR));
+      rpc.add(
+        costs.CostDataService,
+        costDataRpc(costData, spendQueries({ db }), { source: budgetPeriods, logger }),
+      );
       rpc.add(costs.ScanDataService, scanDataRpc(scanDataQueries({ db })));
+      return async () => budgetPeriods.close();
     },
   };
 }

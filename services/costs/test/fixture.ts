@@ -9,8 +9,11 @@ const clients = {
   scanData: costs.ScanDataService,
 };
 
+/** No budgets read any connection: uploads are compared with nothing (REST tests cover the warning). */
+const noBudgets = { periodsOf: async () => [], close: () => undefined };
+
 /** The costs service on a fresh database and bus, with a client of each of its gRPC services. */
 export const startCosts = (options: Omit<ServiceUnderTestOptions<typeof clients>, 'clients'> = {}) =>
-  startServiceUnderTest(costsModule(), { ...options, clients });
+  startServiceUnderTest(costsModule({ budgetPeriods: noBudgets }), { ...options, clients });
 
 export type CostsUnderTest = Awaited<ReturnType<typeof startCosts>>;

@@ -71,13 +71,19 @@ export async function startSystem(
     identityModule({ onBootstrap: (result) => (bootstrap = result) }),
     at(config.IDENTITY_ADDR),
   );
-  const costs = await startService(costsModule(), at(config.COSTS_ADDR));
+  // Costs asks budgets for budget periods at uploads, once both are up: the port is read then.
+  let budgetsPort = 0;
+  const costs = await startService(
+    costsModule({ budgetsAddress: () => `127.0.0.1:${budgetsPort}` }),
+    at(config.COSTS_ADDR),
+  );
   // Each service reads its settings from `env` as it would on its own; only the addresses of the services
   // it calls are given: where they really listen (the ports may be free ones).
   const budgets = await startService(
     budgetsModule({ identityAddress: `127.0.0.1:${identity.port}`, costsAddress: `127.0.0.1:${costs.port}` }),
     at(config.BUDGETS_ADDR),
   );
+  budgetsPort = budgets.port;
   const violations = await startService(violationsModule(), at(config.VIOLATIONS_ADDR));
   const dependencies = {
     identityAddress: `127.0.0.1:${identity.port}`,

@@ -49,11 +49,14 @@ const budgetBody = (projectId: string, extra: Record<string, unknown> = {}) => (
   ...extra,
 });
 
-/** A small FOCUS export of this month: one row per (EffectiveCost, team tag). */
-function focusFile(rows: Array<{ cost: number; team: string }>): string {
+/**
+ * A small FOCUS export of this month (or of the month `monthsBack` before it, whose days it fills from
+ * the 1st): one row per (EffectiveCost, team tag).
+ */
+function focusFile(rows: Array<{ cost: number; team: string }>, monthsBack = 0): string {
   const now = new Date();
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack, 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack + 1, 1));
   const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z');
   const header =
     'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,Tags';
@@ -425,6 +428,55 @@ describe('REST /v1/guard/budgets through the gateway', () => {
       // Raising the amount above the spend makes it active at once.
       const raised = await call('PATCH', `/v1/guard/budgets/${all.id}`, { body: { amount: 200 } });
       expect(raised.body.data).toMatchObject({ status: 'active', percentage_used: 54.25 });
+      // This month's file lies in the budgets' period: no warning that they will not count it.
+      const codes = (upload.body.data.warnings as Array<{ code: string }>).map((w) => w.code);
+      expect(codes).not.toContain('outside_budget_periods');
+    });
+
+    it("warns that last month's export lies outside the budgets' current period, which show 0 and no data", async () => {
+      const lastMonth = focusFile([{ cost: 80, team: 'web' }], 1);
+      // Without a budget reading the connection there is nothing to warn about.
+      const bare = await newConnection();
+      await newProject([bare]);
+      const unread = await call('POST', `/v1/guard/connections/${bare}/cost-data`, {
+        raw: lastMonth,
+        contentType: 'text/csv',
+      });
+      expect(unread.status, JSON.stringify(unread.body)).toBe(200);
+      expect(unread.body.data.warnings).toEqual([]);
+
+      const connection = await newConnection();
+      const projectId = await newProject([connection]);
+      const monthly = (await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId) })).body.data;
+      const uploadedAt = new Date().toISOString();
+      const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
+        raw: lastMonth,
+        contentType: 'text/csv',
+      });
+      expect(upload.status, JSON.stringify(upload.body)).toBe(200);
+      // The test's own months: the file's billing period is last month, the budget's this one.
+      const now = new Date();
+      const day = (year: number, month: number) =>
+        new Date(Date.UTC(year, month, 1)).toISOString().slice(0, 10);
+      const [y, m] = [now.getUTCFullYear(), now.getUTCMonth()];
+      const warning = (
+        upload.body.data.warnings as Array<{ code: string; message: string; details: object }>
+      ).find((w) => w.code === 'outside_budget_periods');
+      expect(warning, JSON.stringify(upload.body.data.warnings)).toBeDefined();
+      expect(warning!.details).toEqual({
+        billing_periods: `${day(y, m - 1)} to ${day(y, m)}`,
+        budget_periods: `${day(y, m)} to ${day(y, m + 1)}`,
+        budgets: '1',
+      });
+      expect(warning!.message).toMatch(/outside the current period.*will show 0/);
+
+      // What the warning said: the budget counts nothing of the file and says it has no data.
+      const read = await eventually(async () => {
+        const budget = (await call('GET', `/v1/guard/budgets/${monthly.id}`)).body.data;
+        // Evaluated again after the upload (costs.data.ingested), not only at its creation.
+        return budget.evaluated_at >= uploadedAt ? budget : undefined;
+      });
+      expect(read).toMatchObject({ current_spend: 0, forecast_spend: 0, data_through: null });
     });
   });
 });

@@ -368,7 +368,37 @@ export function budgetsFactory({
     });
   }
 
-  return { createBudget, getBudget, listBudgets, updateBudget, deleteBudget };
+  /**
+   * The current period of every budget (not archived) of the team's active projects reading
+   * `connectionId`, at the clock's now: what an upload of that connection's data is compared with.
+   */
+  async function connectionBudgetPeriods(
+    teamId: string,
+    connectionId: string,
+  ): Promise<
+    Array<{ budgetId: string; projectId: string; period: BudgetPeriod; periodStart: Date; periodEnd: Date }>
+  > {
+    if (!looksLikeId('connection', connectionId)) return [];
+    const { rows } = await db.query<{ id: string; project_id: string; period: BudgetPeriod }>(
+      `SELECT b.id, b.project_id, b.period FROM budgets b JOIN projects p ON p.id = b.project_id
+       WHERE b.team_id = $1 AND $2 = ANY (p.connection_ids) AND b.status <> 'archived' AND p.status = 'active'
+       ORDER BY b.id`,
+      [teamId, connectionId],
+    );
+    const at = now();
+    return rows.map((row) => {
+      const { start, end } = periodOf(row.period, at);
+      return {
+        budgetId: row.id,
+        projectId: row.project_id,
+        period: row.period,
+        periodStart: start,
+        periodEnd: end,
+      };
+    });
+  }
+
+  return { createBudget, getBudget, listBudgets, updateBudget, deleteBudget, connectionBudgetPeriods };
 }
 
 export type Budgets = ReturnType<typeof budgetsFactory>;

@@ -4,6 +4,7 @@ import type { IdempotentCalls } from '@costgov/runtime';
 import type { Budgets } from './budgets';
 
 export const budgetMessage = messageWriter(budgets.BudgetSchema);
+const periodsMessage = messageWriter(budgets.ListConnectionBudgetPeriodsResponseSchema);
 
 export function budgetsRpc(
   budgetsDomain: Budgets,
@@ -57,5 +58,8 @@ export function budgetsRpc(
       await budgetsDomain.deleteBudget(teamId, request.id);
       return {};
     }),
+    listConnectionBudgetPeriods: teamScoped(async (request, { teamId }) =>
+      periodsMessage({ periods: await budgetsDomain.connectionBudgetPeriods(teamId, request.connectionId) }),
+    ),
   };
 }

@@ -1,7 +1,9 @@
 import { costs } from '@costgov/contracts';
 import { BadRequestError, ValidationError } from '@costgov/errors';
 import { messageWriter, teamScoped, type ServiceImpl } from '@costgov/rpc';
+import type { Logger } from '@costgov/log';
 import type { SpendQueries } from '../spend/spend';
+import { outsideBudgetPeriods, type BudgetPeriodSource } from './budget-periods';
 import type { CostData } from './ingest';
 
 type UploadRequest = costs.UploadCostDataRequest;
@@ -19,10 +21,14 @@ async function* chunksOf(rest: AsyncIterator<UploadRequest>): AsyncGenerator<Uin
   }
 }
 
-/** Cost data: the upload is here; the spend queries are the rollup readers of ../spend. */
+/**
+ * Cost data: the upload is here; the spend queries are the rollup readers of ../spend. With
+ * `budgetPeriods`, an upload's answer also warns when budgets will count none of its billing periods.
+ */
 export function costDataRpc(
   costData: CostData,
   spend: SpendQueries,
+  budgetPeriods?: { source: BudgetPeriodSource; logger: Pick<Logger, 'warn'> },
 ): ServiceImpl<typeof costs.CostDataService> {
   return {
     uploadCostData: teamScoped(async (requests: AsyncIterable<UploadRequest>, { teamId }) => {
@@ -37,6 +43,18 @@ export function costDataRpc(
         contentEncoding: start.contentEncoding,
         body: chunksOf(stream),
       });
+      if (budgetPeriods) {
+        const { source, logger } = budgetPeriods;
+        summary.warnings.push(
+          ...(await outsideBudgetPeriods(
+            source,
+            logger,
+            teamId,
+            start.connectionId,
+            summary.billingPeriodRanges,
+          )),
+        );
+      }
       return summaryMessage(summary);
     }),
     getSpend: teamScoped(async (request, { teamId }) => spendMessage(await spend.getSpend(teamId, request))),
