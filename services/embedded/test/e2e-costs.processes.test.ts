@@ -338,17 +338,17 @@ describe.runIf(realInfra)('end to end: FOCUS uploads breach a budget, every serv
           200,
         );
       }
-      // Budget compliance 0 of 40 (its one budget is breached), tag coverage 30 (the team requires no
-      // tag), adoption 30 (every finding suppressed): 60, grade D.
+      // Budget compliance 0 of 40 (its one budget is breached), tag coverage left out (the team requires
+      // no tag), adoption 30 of 30 (every finding of the scan suppressed): 30 of 70, 42.9 %, grade F.
       const posture = await expectStatus(
         api.GET('/v1/guard/cost-posture', { params: { query: { project_id: ids.projectId } } }),
         200,
       );
       expect(posture.data).toMatchObject({
-        score: 60,
-        max_score: 100,
-        grade: 'D',
-        breakdown: { budget_compliance: 0, tag_coverage: 30, recommendation_adoption: 30 },
+        score: 0 + 30,
+        max_score: 40 + 30,
+        grade: 'F',
+        breakdown: { budget_compliance: 0, tag_coverage: null, recommendation_adoption: 30 },
       });
     },
     10 * slow,
