@@ -367,8 +367,9 @@ describe('budget evaluation', () => {
     const before = f.clock.now;
     f.clock.now = new Date(before.getTime() + 86_400_000);
     try {
-      await eventually(async () => (f.queries.length > asked ? true : undefined));
-      const query = f.queries.slice(asked).find((q) => q.connectionIds.includes(connection))!;
+      const query = await eventually(async () =>
+        f.queries.slice(asked).find((q) => q.connectionIds.includes(connection)),
+      );
       expect(query.to).toEqual(new Date('2026-11-12T00:00:00Z'));
     } finally {
       f.clock.now = before;
