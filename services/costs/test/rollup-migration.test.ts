@@ -1,0 +1,77 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, migrationsFrom, type Db } from '@costgov/db';
+import { newId } from '@costgov/ids';
+import { freshDb } from '@costgov/testing';
+
+const all = migrationsFrom(path.join(__dirname, '../src/db/migrations'));
+const team = newId('team');
+const connection = newId('connection');
+
+// Raw rows as uploads before migration 0005 stored them, and whether each is usage-based by the rule
+// docs/decisions.md states (the test's own reading of it).
+const raw = [
+  { day: '2026-10-01', frequency: 'Recurring', category: 'Purchase', cost: 300, usage: false },
+  { day: '2026-10-01', frequency: 'Usage-Based', category: 'Usage', cost: 12.5, usage: true },
+  { day: '2026-10-02', frequency: 'Usage-based', category: 'Adjustment', cost: 1.5, usage: true },
+  { day: '2026-10-02', frequency: null, category: 'Usage', cost: 10, usage: true },
+  { day: '2026-10-02', frequency: null, category: 'Tax', cost: 4, usage: false },
+  { day: '2026-10-03', frequency: null, category: 'Credit', cost: -2, usage: false },
+  { day: '2026-10-03', frequency: 'One-Time', category: 'Usage', cost: 50, usage: false },
+];
+
+let db: Db;
+
+beforeAll(async () => {
+  db = await freshDb('costs');
+  await migrate(
+    db,
+    all.filter((m) => m.name < '0005'),
+  );
+  await db.query(`INSERT INTO connections (id, team_id, name, provider) VALUES ($1, $2, 'aws', 'aws')`, [
+    connection,
+    team,
+  ]);
+  for (const row of raw)
+    await db.query(
+      `INSERT INTO cost_records (connection_id, upload_id, billing_period_start, billing_period_end,
+         charge_period_start, charge_period_end, billed_cost, effective_cost, billing_currency,
+         charge_frequency, charge_category, service_name)
+       VALUES ($1, 'u', '2026-10-01', '2026-11-01', $2::date, $2::date + 1, $3, $3, 'USD', $4, $5, 'EC2')`,
+      [connection, row.day, row.cost, row.frequency, row.category],
+    );
+  await migrate(db, all);
+});
+
+afterAll(() => db?.close());
+
+describe('migration 0005 on data stored before it', () => {
+  it('rolls up the raw rows again, usage-based apart, per day', async () => {
+    const { rows } = await db.query<{
+      day: string;
+      usage_based: boolean;
+      effective: number;
+      records: number;
+    }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, usage_based, effective_cost AS effective, records::int AS records
+       FROM daily_spend WHERE connection_id = $1 ORDER BY day, usage_based`,
+      [connection],
+    );
+    const expected = new Map<
+      string,
+      { day: string; usage_based: boolean; effective: number; records: number }
+    >();
+    for (const row of raw) {
+      const key = `${row.day} ${row.usage}`;
+      const entry = expected.get(key) ?? { day: row.day, usage_based: row.usage, effective: 0, records: 0 };
+      entry.effective += row.cost;
+      entry.records += 1;
+      expected.set(key, entry);
+    }
+    expect(rows).toEqual(
+      [...expected.values()].sort(
+        (a, b) => a.day.localeCompare(b.day) || Number(a.usage_based) - Number(b.usage_based),
+      ),
+    );
+  });
+});
