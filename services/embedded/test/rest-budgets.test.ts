@@ -433,6 +433,44 @@ describe('REST /v1/guard/budgets through the gateway', () => {
       expect(codes).not.toContain('outside_budget_periods');
     });
 
+    it('leaves charges dated after today out of the spend, so data_through does not run past today', async () => {
+      const connection = await newConnection();
+      const projectId = await newProject([connection]);
+      const yearly = (
+        await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId, { period: 'yearly' }) })
+      ).body.data;
+      const now = new Date();
+      const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+      const stamp = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+      const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+      const rows = [
+        { at: today, cost: 10 }, // today: counted
+        { at: today + 2 * 86_400_000, cost: 1000 }, // the day after tomorrow: not yet
+      ];
+      const file = [
+        'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName',
+        ...rows.map(({ at, cost }) =>
+          [cost, cost, 'USD', stamp(start), stamp(end), stamp(at), stamp(at + 3_600_000), 'EC2'].join(','),
+        ),
+      ].join('\n');
+      const uploadedAt = new Date().toISOString();
+      const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
+        raw: `${file}\n`,
+        contentType: 'text/csv',
+      });
+      expect(upload.status, JSON.stringify(upload.body)).toBe(200);
+      const codes = (upload.body.data.warnings as Array<{ code: string }>).map((w) => w.code);
+      expect(codes).toContain('future_charges');
+      const read = await eventually(async () => {
+        const budget = (await call('GET', `/v1/guard/budgets/${yearly.id}`)).body.data;
+        return budget.evaluated_at >= uploadedAt ? budget : undefined;
+      });
+      const counted = rows.filter((r) => r.at < today + 86_400_000);
+      expect(read.current_spend).toBe(counted.reduce((sum, r) => sum + r.cost, 0));
+      expect(read.data_through).toBe(new Date(today + 86_400_000).toISOString());
+    });
+
     it("warns that last month's export lies outside the budgets' current period, which show 0 and no data", async () => {
       const lastMonth = focusFile([{ cost: 80, team: 'web' }], 1);
       // Without a budget reading the connection there is nothing to warn about.
