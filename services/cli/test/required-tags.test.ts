@@ -67,3 +67,34 @@ describe('teams required-tags', () => {
     ]);
   });
 });
+
+describe('teams anomaly-impact', () => {
+  interface Impact {
+    teamId: string;
+    anomalyMinDailyImpact: number | null;
+  }
+
+  it('shows the scanner default at first, sets an amount, and clears it', async () => {
+    const none = await cli('teams', 'anomaly-impact', teamId);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toMatch(/^anomaly min daily impact: +scanner default$/m);
+    const set = jsonOf<Impact>(await cli('teams', 'anomaly-impact', teamId, '12.5', '--json'));
+    expect(set).toEqual({ teamId, anomalyMinDailyImpact: 12.5 });
+    expect((await cli('teams', 'anomaly-impact', teamId)).stdout).toMatch(
+      /^anomaly min daily impact: +12.5$/m,
+    );
+    const cleared = jsonOf<Impact>(await cli('teams', 'anomaly-impact', teamId, '--clear', '--json'));
+    expect(cleared.anomalyMinDailyImpact).toBeNull();
+  });
+
+  it('refuses a negative or malformed amount, and an amount with --clear', async () => {
+    for (const bad of ['-5', 'ten', '1e3']) {
+      const reply = await cli('teams', 'anomaly-impact', teamId, bad);
+      expect(reply.code, bad).toBe(2);
+      expect(reply.stderr).toContain('Expected an amount from 0');
+    }
+    const both = await cli('teams', 'anomaly-impact', teamId, '5', '--clear');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give an amount or --clear, not both');
+  });
+});

@@ -5,7 +5,7 @@ import type { CredentialKind, Principal } from './auth/principal';
 import type { ApiKeys } from './keys/keys';
 import type { ScimTokens } from './keys/scim-tokens';
 import type { ScanCredits } from './teams/scan-credits';
-import type { TeamSettingsStore } from './teams/settings';
+import type { TeamSettings, TeamSettingsStore } from './teams/settings';
 import type { Teams } from './teams/teams';
 import type { ActiveUsers } from './users/active-users';
 
@@ -19,6 +19,12 @@ const kindMessage: Record<CredentialKind, identity.CredentialKind> = {
   scim_token: identity.CredentialKind.SCIM_TOKEN,
   oauth: identity.CredentialKind.OAUTH_TOKEN,
 };
+
+/** Team settings as the proto writes them: an unset minimum daily impact is absent, not null. */
+const settingsMessage = ({ anomalyMinDailyImpact, ...rest }: TeamSettings) => ({
+  ...rest,
+  ...(anomalyMinDailyImpact === null ? {} : { anomalyMinDailyImpact }),
+});
 
 export function identityRpc({
   teams,
@@ -73,9 +79,14 @@ export function identityRpc({
     refundScanCredits: teamScoped(async (request, { teamId }) =>
       creditsMessage(await scanCredits.refund(teamId, request.scanId)),
     ),
-    getTeamSettings: teamScoped((_request, { teamId }) => settings.getSettings(teamId)),
-    setRequiredTags: teamScoped((request, { teamId }) =>
-      settings.setRequiredTags(teamId, request.requiredTags),
+    getTeamSettings: teamScoped(async (_request, { teamId }) =>
+      settingsMessage(await settings.getSettings(teamId)),
+    ),
+    setRequiredTags: teamScoped(async (request, { teamId }) =>
+      settingsMessage(await settings.setRequiredTags(teamId, request.requiredTags)),
+    ),
+    setAnomalyMinDailyImpact: teamScoped(async (request, { teamId }) =>
+      settingsMessage(await settings.setAnomalyMinDailyImpact(teamId, request.anomalyMinDailyImpact)),
     ),
     createApiKey: teamScoped(async (request, { teamId }) => {
       const { key, secret } = await apiKeys.createApiKey(teamId, {

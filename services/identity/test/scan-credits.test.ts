@@ -94,3 +94,27 @@ describe('team settings: required tags', () => {
     expect((await client.getTeamSettings({}, team)).requiredTags).toEqual(['env', 'owner']);
   });
 });
+
+describe('team settings: minimum daily impact of an anomaly', () => {
+  it('is unset (the scanner default) until set, per team, and unset again on request', async () => {
+    expect((await client.getTeamSettings({}, team)).anomalyMinDailyImpact).toBeUndefined();
+    const set = await client.setAnomalyMinDailyImpact({ anomalyMinDailyImpact: 12.5 }, team);
+    expect(set.anomalyMinDailyImpact).toBe(12.5);
+    expect((await client.getTeamSettings({}, team)).anomalyMinDailyImpact).toBe(12.5);
+    expect((await client.getTeamSettings({}, other)).anomalyMinDailyImpact).toBeUndefined();
+    // The required tags are left as they were.
+    expect(set.requiredTags).toEqual((await client.getTeamSettings({}, team)).requiredTags);
+    await client.setAnomalyMinDailyImpact({}, team);
+    expect((await client.getTeamSettings({}, team)).anomalyMinDailyImpact).toBeUndefined();
+  });
+
+  it.each([-1, Number.POSITIVE_INFINITY, Number.NaN, 2e9])('refuses %s', async (amount) => {
+    await client.setAnomalyMinDailyImpact({ anomalyMinDailyImpact: 7 }, team);
+    const error = await client
+      .setAnomalyMinDailyImpact({ anomalyMinDailyImpact: amount }, team)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details.map((d) => d.field)).toEqual(['anomaly_min_daily_impact']);
+    expect((await client.getTeamSettings({}, team)).anomalyMinDailyImpact).toBe(7);
+  });
+});

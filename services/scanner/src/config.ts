@@ -36,7 +36,7 @@ export const scannerConfig = baseConfig
     SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /**
      * Least rise of a day's usage-based spend over its baseline, in the data's currency, that the anomaly
-     * rules flag (the minimum daily impact; a team-level setting is not there yet).
+     * rules flag, for a team that set no minimum daily impact of its own (identity TeamSettings).
      */
     ANOMALY_MIN_DAILY_IMPACT: z.coerce.number().min(0).default(50),
     /** Scans one worker process runs at once. */

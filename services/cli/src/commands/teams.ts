@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { wholeNumber } from '../arguments';
 import { time, type Field } from '../output';
 import type { Act } from '../program';
@@ -35,6 +35,29 @@ const settingsFields: readonly Field<TeamSettingsView>[] = [
   ['team', (settings) => settings.teamId],
   ['required tags', (settings) => settings.requiredTags.join(', ') || '-'],
 ];
+
+interface AnomalyImpactView {
+  teamId: string;
+  /** null: the scanner's default (ANOMALY_MIN_DAILY_IMPACT, 50). */
+  anomalyMinDailyImpact: number | null;
+}
+
+const anomalyImpactFields: readonly Field<AnomalyImpactView>[] = [
+  ['team', (settings) => settings.teamId],
+  [
+    'anomaly min daily impact',
+    (settings) =>
+      settings.anomalyMinDailyImpact === null ? 'scanner default' : String(settings.anomalyMinDailyImpact),
+  ],
+];
+
+/** An amount of money from 0, as the data's currency writes it (e.g. 50 or 12.5). */
+function amount(text: string): number {
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(value))
+    throw new InvalidArgumentError('Expected an amount from 0, like 50 or 12.5.');
+  return value;
+}
 
 /** The proto's RequestLimits are int32. */
 const limit = wholeNumber(2 ** 31 - 1);
@@ -142,6 +165,43 @@ export function registerTeams(program: Command, act: Act): void {
               : await identity.getTeamSettings({}, context);
           const view: TeamSettingsView = { teamId: settings.teamId, requiredTags: settings.requiredTags };
           output.show(view, settingsFields, (s) => s.requiredTags.join('\n'));
+        },
+      ),
+    );
+
+  teams
+    .command('anomaly-impact')
+    .description(
+      "show or set the least rise of a day's usage-based spend over its baseline (in the currency of the team's cost data) that the scanner flags as an anomaly",
+    )
+    .argument('<team-id>')
+    .argument('[amount]', 'e.g. 50 or 12.5', amount)
+    .option('--clear', "use the scanner's default (ANOMALY_MIN_DAILY_IMPACT, 50)")
+    .action(
+      act(
+        async (
+          { identity, output, forTeam },
+          teamId: string,
+          value: number | undefined,
+          options: { clear?: boolean },
+          command: Command,
+        ) => {
+          if (options.clear && value !== undefined) {
+            command.error('error: give an amount or --clear, not both', {
+              exitCode: 2,
+              code: 'costgov.amountAndClear',
+            });
+          }
+          const context = await forTeam(teamId);
+          const settings =
+            value !== undefined || options.clear
+              ? await identity.setAnomalyMinDailyImpact({ anomalyMinDailyImpact: value }, context)
+              : await identity.getTeamSettings({}, context);
+          const view: AnomalyImpactView = {
+            teamId: settings.teamId,
+            anomalyMinDailyImpact: settings.anomalyMinDailyImpact ?? null,
+          };
+          output.show(view, anomalyImpactFields, (s) => String(s.anomalyMinDailyImpact ?? ''));
         },
       ),
     );

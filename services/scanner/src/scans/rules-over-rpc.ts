@@ -4,8 +4,9 @@ import { scanProject } from '../rules/scan';
 import type { RunRules } from './run-rules';
 
 /**
- * The rule catalogue run over the connections' data from costs, with the team's required tag keys from
- * identity. Costs or identity down rejects with UnavailableError, which the worker retries.
+ * The rule catalogue run over the connections' data from costs, with the team's required tag keys and
+ * minimum daily impact of an anomaly from identity. Costs or identity down rejects with UnavailableError,
+ * which the worker retries.
  */
 export function runRulesOverRpc({
   scanData,
@@ -16,20 +17,21 @@ export function runRulesOverRpc({
   scanData: Pick<RpcClient<typeof costs.ScanDataService>, 'getScanData'>;
   identityClient: Pick<RpcClient<typeof identity.IdentityService>, 'getTeamSettings'>;
   now: () => Date;
-  /** Least daily rise over the baseline the anomaly rules flag (ANOMALY_MIN_DAILY_IMPACT). */
+  /** Least daily rise over its baseline an anomaly needs when the team set none (ANOMALY_MIN_DAILY_IMPACT). */
   minDailyImpact?: number;
 }): RunRules {
   return async (work, progress) => {
-    const { requiredTags } = await identityClient.getTeamSettings({}, { teamId: work.teamId });
+    const settings = await identityClient.getTeamSettings({}, { teamId: work.teamId });
     const outcome = await scanProject(
       { scanData },
       {
         teamId: work.teamId,
         projectId: work.projectId,
         connectionIds: work.connectionIds,
-        requiredTags,
+        requiredTags: settings.requiredTags,
         now: now(),
-        minDailyImpact,
+        // The team's own minimum, else the scanner's (ANOMALY_MIN_DAILY_IMPACT).
+        minDailyImpact: settings.anomalyMinDailyImpact ?? minDailyImpact,
       },
     );
     progress(outcome.resourcesScanned);

@@ -14,7 +14,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiJjb3N0Z292L2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhNjb3N0Z292LmlkZW50aXR5LnYxIjsKF0RlYml0U2NhbkNyZWRpdHNSZXF1ZXN0Eg8KB3NjYW5faWQYASABKAkSDwoHY3JlZGl0cxgCIAEoAyIrChhSZWZ1bmRTY2FuQ3JlZGl0c1JlcXVlc3QSDwoHc2Nhbl9pZBgBIAEoCSI3ChNTY2FuQ3JlZGl0c1Jlc3BvbnNlEg8KB2JhbGFuY2UYASABKAMSDwoHYXBwbGllZBgCIAEoCCIYChZHZXRUZWFtU2V0dGluZ3NSZXF1ZXN0IjYKDFRlYW1TZXR0aW5ncxIPCgd0ZWFtX2lkGAEgASgJEhUKDXJlcXVpcmVkX3RhZ3MYAiADKAkiLwoWU2V0UmVxdWlyZWRUYWdzUmVxdWVzdBIVCg1yZXF1aXJlZF90YWdzGAEgAygJIikKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEgoKY3JlZGVudGlhbBgBIAEoCSLJAQoJUHJpbmNpcGFsEg8KB3RlYW1faWQYASABKAkSFQoNY3JlZGVudGlhbF9pZBgCIAEoCRIxCgRraW5kGAMgASgOMiMuY29zdGdvdi5pZGVudGl0eS52MS5DcmVkZW50aWFsS2luZBIOCgZzY29wZXMYBCADKAkSDAoEcGxhbhgFIAEoCRIPCgd1c2VyX2lkGAYgASgJEjIKBmxpbWl0cxgHIAEoCzIiLmNvc3Rnb3YuaWRlbnRpdHkudjEuUmVxdWVzdExpbWl0cyJJCg1SZXF1ZXN0TGltaXRzEhsKE3JlcXVlc3RzX3Blcl9taW51dGUYASABKAUSGwoTY29uY3VycmVudF9yZXF1ZXN0cxgCIAEoBSJkChRBdXRoZW50aWNhdGVSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlByaW5jaXBhbBIZChFjYWNoZV90dGxfc2Vjb25kcxgCIAEoBSL7AQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBsYW4YAyABKAkSFAoMZGVmYXVsdF9yb2xlGAQgASgJEhQKDHNjYW5fY3JlZGl0cxgFIAEoAxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphcGlfbGltaXRzGAcgASgLMiIuY29zdGdvdi5pZGVudGl0eS52MS5SZXF1ZXN0TGltaXRzEjcKC3NjaW1fbGltaXRzGAggASgLMiIuY29zdGdvdi5pZGVudGl0eS52MS5SZXF1ZXN0TGltaXRzIhwKDkdldFRlYW1SZXF1ZXN0EgoKAmlkGAEgASgJIrMCChRTZXRUZWFtTGltaXRzUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEiQKF2FwaV9yZXF1ZXN0c19wZXJfbWludXRlGAIgASgFSACIAQESJAoXYXBpX2NvbmN1cnJlbnRfcmVxdWVzdHMYAyABKAVIAYgBARIlChhzY2ltX3JlcXVlc3RzX3Blcl9taW51dGUYBCABKAVIAogBARIlChhzY2ltX2NvbmN1cnJlbnRfcmVxdWVzdHMYBSABKAVIA4gBAUIaChhfYXBpX3JlcXVlc3RzX3Blcl9taW51dGVCGgoYX2FwaV9jb25jdXJyZW50X3JlcXVlc3RzQhsKGV9zY2ltX3JlcXVlc3RzX3Blcl9taW51dGVCGwoZX3NjaW1fY29uY3VycmVudF9yZXF1ZXN0cyI7ChdHcmFudFNjYW5DcmVkaXRzUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEg8KB2NyZWRpdHMYAiABKAMiIQoTUmV2b2tlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoCSIkChZSZXZva2VTY2ltVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgJItgBCglTY2ltVG9rZW4SCgoCaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEg4KBnByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiYKFkNyZWF0ZVNjaW1Ub2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJYChdDcmVhdGVTY2ltVG9rZW5SZXNwb25zZRItCgV0b2tlbhgBIAEoCzIeLmNvc3Rnb3YuaWRlbnRpdHkudjEuU2NpbVRva2VuEg4KBnNlY3JldBgCIAEoCSIXChVMaXN0U2NpbVRva2Vuc1JlcXVlc3QiSAoWTGlzdFNjaW1Ub2tlbnNSZXNwb25zZRIuCgZ0b2tlbnMYASADKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlNjaW1Ub2tlbiIvChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHBsYW4YAiABKAkiEgoQTGlzdFRlYW1zUmVxdWVzdCI9ChFMaXN0VGVhbXNSZXNwb25zZRIoCgV0ZWFtcxgBIAMoCzIZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbSKVAgoGQXBpS2V5EgoKAmlkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSDgoGcHJlZml4GAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChRDcmVhdGVBcGlLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkAKE0xpc3RBcGlLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXBpS2V5IioKFkZpbmRBY3RpdmVVc2Vyc1JlcXVlc3QSEAoIdXNlcl9pZHMYASADKAkiKwoXRmluZEFjdGl2ZVVzZXJzUmVzcG9uc2USEAoIdXNlcl9pZHMYASADKAkqjwEKDkNyZWRlbnRpYWxLaW5kEh8KG0NSRURFTlRJQUxfS0lORF9VTlNQRUNJRklFRBAAEhsKF0NSRURFTlRJQUxfS0lORF9BUElfS0VZEAESHgoaQ1JFREVOVElBTF9LSU5EX1NDSU1fVE9LRU4QAhIfChtDUkVERU5USUFMX0tJTkRfT0FVVEhfVE9LRU4QAzKHDQoPSWRlbnRpdHlTZXJ2aWNlEmMKDEF1dGhlbnRpY2F0ZRIoLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVxdWVzdBopLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVzcG9uc2USTwoKQ3JlYXRlVGVhbRImLmNvc3Rnb3YuaWRlbnRpdHkudjEuQ3JlYXRlVGVhbVJlcXVlc3QaGS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW0SWgoJTGlzdFRlYW1zEiUuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0VGVhbXNSZXF1ZXN0GiYuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0VGVhbXNSZXNwb25zZRJJCgdHZXRUZWFtEiMuY29zdGdvdi5pZGVudGl0eS52MS5HZXRUZWFtUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJVCg1TZXRUZWFtTGltaXRzEikuY29zdGdvdi5pZGVudGl0eS52MS5TZXRUZWFtTGltaXRzUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJbChBHcmFudFNjYW5DcmVkaXRzEiwuY29zdGdvdi5pZGVudGl0eS52MS5HcmFudFNjYW5DcmVkaXRzUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJjCgxDcmVhdGVBcGlLZXkSKC5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKS5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmAKC0xpc3RBcGlLZXlzEicuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaKC5jb3N0Z292LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USVQoMUmV2b2tlQXBpS2V5EiguY29zdGdvdi5pZGVudGl0eS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GhsuY29zdGdvdi5pZGVudGl0eS52MS5BcGlLZXkSbAoPQ3JlYXRlU2NpbVRva2VuEisuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVTY2ltVG9rZW5SZXF1ZXN0GiwuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVTY2ltVG9rZW5SZXNwb25zZRJpCg5MaXN0U2NpbVRva2VucxIqLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFNjaW1Ub2tlbnNSZXF1ZXN0GisuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0U2NpbVRva2Vuc1Jlc3BvbnNlEl4KD1Jldm9rZVNjaW1Ub2tlbhIrLmNvc3Rnb3YuaWRlbnRpdHkudjEuUmV2b2tlU2NpbVRva2VuUmVxdWVzdBoeLmNvc3Rnb3YuaWRlbnRpdHkudjEuU2NpbVRva2VuEmwKD0ZpbmRBY3RpdmVVc2VycxIrLmNvc3Rnb3YuaWRlbnRpdHkudjEuRmluZEFjdGl2ZVVzZXJzUmVxdWVzdBosLmNvc3Rnb3YuaWRlbnRpdHkudjEuRmluZEFjdGl2ZVVzZXJzUmVzcG9uc2USagoQRGViaXRTY2FuQ3JlZGl0cxIsLmNvc3Rnb3YuaWRlbnRpdHkudjEuRGViaXRTY2FuQ3JlZGl0c1JlcXVlc3QaKC5jb3N0Z292LmlkZW50aXR5LnYxLlNjYW5DcmVkaXRzUmVzcG9uc2USbAoRUmVmdW5kU2NhbkNyZWRpdHMSLS5jb3N0Z292LmlkZW50aXR5LnYxLlJlZnVuZFNjYW5DcmVkaXRzUmVxdWVzdBooLmNvc3Rnb3YuaWRlbnRpdHkudjEuU2NhbkNyZWRpdHNSZXNwb25zZRJhCg9HZXRUZWFtU2V0dGluZ3MSKy5jb3N0Z292LmlkZW50aXR5LnYxLkdldFRlYW1TZXR0aW5nc1JlcXVlc3QaIS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW1TZXR0aW5ncxJhCg9TZXRSZXF1aXJlZFRhZ3MSKy5jb3N0Z292LmlkZW50aXR5LnYxLlNldFJlcXVpcmVkVGFnc1JlcXVlc3QaIS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW1TZXR0aW5nc2IGcHJvdG8z',
+    'CiJjb3N0Z292L2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhNjb3N0Z292LmlkZW50aXR5LnYxIjsKF0RlYml0U2NhbkNyZWRpdHNSZXF1ZXN0Eg8KB3NjYW5faWQYASABKAkSDwoHY3JlZGl0cxgCIAEoAyIrChhSZWZ1bmRTY2FuQ3JlZGl0c1JlcXVlc3QSDwoHc2Nhbl9pZBgBIAEoCSI3ChNTY2FuQ3JlZGl0c1Jlc3BvbnNlEg8KB2JhbGFuY2UYASABKAMSDwoHYXBwbGllZBgCIAEoCCIYChZHZXRUZWFtU2V0dGluZ3NSZXF1ZXN0InoKDFRlYW1TZXR0aW5ncxIPCgd0ZWFtX2lkGAEgASgJEhUKDXJlcXVpcmVkX3RhZ3MYAiADKAkSJQoYYW5vbWFseV9taW5fZGFpbHlfaW1wYWN0GAMgASgBSACIAQFCGwoZX2Fub21hbHlfbWluX2RhaWx5X2ltcGFjdCJlCh9TZXRBbm9tYWx5TWluRGFpbHlJbXBhY3RSZXF1ZXN0EiUKGGFub21hbHlfbWluX2RhaWx5X2ltcGFjdBgBIAEoAUgAiAEBQhsKGV9hbm9tYWx5X21pbl9kYWlseV9pbXBhY3QiLwoWU2V0UmVxdWlyZWRUYWdzUmVxdWVzdBIVCg1yZXF1aXJlZF90YWdzGAEgAygJIikKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEgoKY3JlZGVudGlhbBgBIAEoCSLJAQoJUHJpbmNpcGFsEg8KB3RlYW1faWQYASABKAkSFQoNY3JlZGVudGlhbF9pZBgCIAEoCRIxCgRraW5kGAMgASgOMiMuY29zdGdvdi5pZGVudGl0eS52MS5DcmVkZW50aWFsS2luZBIOCgZzY29wZXMYBCADKAkSDAoEcGxhbhgFIAEoCRIPCgd1c2VyX2lkGAYgASgJEjIKBmxpbWl0cxgHIAEoCzIiLmNvc3Rnb3YuaWRlbnRpdHkudjEuUmVxdWVzdExpbWl0cyJJCg1SZXF1ZXN0TGltaXRzEhsKE3JlcXVlc3RzX3Blcl9taW51dGUYASABKAUSGwoTY29uY3VycmVudF9yZXF1ZXN0cxgCIAEoBSJkChRBdXRoZW50aWNhdGVSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlByaW5jaXBhbBIZChFjYWNoZV90dGxfc2Vjb25kcxgCIAEoBSL7AQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBsYW4YAyABKAkSFAoMZGVmYXVsdF9yb2xlGAQgASgJEhQKDHNjYW5fY3JlZGl0cxgFIAEoAxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphcGlfbGltaXRzGAcgASgLMiIuY29zdGdvdi5pZGVudGl0eS52MS5SZXF1ZXN0TGltaXRzEjcKC3NjaW1fbGltaXRzGAggASgLMiIuY29zdGdvdi5pZGVudGl0eS52MS5SZXF1ZXN0TGltaXRzIhwKDkdldFRlYW1SZXF1ZXN0EgoKAmlkGAEgASgJIrMCChRTZXRUZWFtTGltaXRzUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEiQKF2FwaV9yZXF1ZXN0c19wZXJfbWludXRlGAIgASgFSACIAQESJAoXYXBpX2NvbmN1cnJlbnRfcmVxdWVzdHMYAyABKAVIAYgBARIlChhzY2ltX3JlcXVlc3RzX3Blcl9taW51dGUYBCABKAVIAogBARIlChhzY2ltX2NvbmN1cnJlbnRfcmVxdWVzdHMYBSABKAVIA4gBAUIaChhfYXBpX3JlcXVlc3RzX3Blcl9taW51dGVCGgoYX2FwaV9jb25jdXJyZW50X3JlcXVlc3RzQhsKGV9zY2ltX3JlcXVlc3RzX3Blcl9taW51dGVCGwoZX3NjaW1fY29uY3VycmVudF9yZXF1ZXN0cyI7ChdHcmFudFNjYW5DcmVkaXRzUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEg8KB2NyZWRpdHMYAiABKAMiIQoTUmV2b2tlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoCSIkChZSZXZva2VTY2ltVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgJItgBCglTY2ltVG9rZW4SCgoCaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEg4KBnByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiYKFkNyZWF0ZVNjaW1Ub2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJYChdDcmVhdGVTY2ltVG9rZW5SZXNwb25zZRItCgV0b2tlbhgBIAEoCzIeLmNvc3Rnb3YuaWRlbnRpdHkudjEuU2NpbVRva2VuEg4KBnNlY3JldBgCIAEoCSIXChVMaXN0U2NpbVRva2Vuc1JlcXVlc3QiSAoWTGlzdFNjaW1Ub2tlbnNSZXNwb25zZRIuCgZ0b2tlbnMYASADKAsyHi5jb3N0Z292LmlkZW50aXR5LnYxLlNjaW1Ub2tlbiIvChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHBsYW4YAiABKAkiEgoQTGlzdFRlYW1zUmVxdWVzdCI9ChFMaXN0VGVhbXNSZXNwb25zZRIoCgV0ZWFtcxgBIAMoCzIZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbSKVAgoGQXBpS2V5EgoKAmlkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSDgoGcHJlZml4GAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChRDcmVhdGVBcGlLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5jb3N0Z292LmlkZW50aXR5LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkAKE0xpc3RBcGlLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXBpS2V5IioKFkZpbmRBY3RpdmVVc2Vyc1JlcXVlc3QSEAoIdXNlcl9pZHMYASADKAkiKwoXRmluZEFjdGl2ZVVzZXJzUmVzcG9uc2USEAoIdXNlcl9pZHMYASADKAkqjwEKDkNyZWRlbnRpYWxLaW5kEh8KG0NSRURFTlRJQUxfS0lORF9VTlNQRUNJRklFRBAAEhsKF0NSRURFTlRJQUxfS0lORF9BUElfS0VZEAESHgoaQ1JFREVOVElBTF9LSU5EX1NDSU1fVE9LRU4QAhIfChtDUkVERU5USUFMX0tJTkRfT0FVVEhfVE9LRU4QAzL8DQoPSWRlbnRpdHlTZXJ2aWNlEmMKDEF1dGhlbnRpY2F0ZRIoLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVxdWVzdBopLmNvc3Rnb3YuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVzcG9uc2USTwoKQ3JlYXRlVGVhbRImLmNvc3Rnb3YuaWRlbnRpdHkudjEuQ3JlYXRlVGVhbVJlcXVlc3QaGS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW0SWgoJTGlzdFRlYW1zEiUuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0VGVhbXNSZXF1ZXN0GiYuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0VGVhbXNSZXNwb25zZRJJCgdHZXRUZWFtEiMuY29zdGdvdi5pZGVudGl0eS52MS5HZXRUZWFtUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJVCg1TZXRUZWFtTGltaXRzEikuY29zdGdvdi5pZGVudGl0eS52MS5TZXRUZWFtTGltaXRzUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJbChBHcmFudFNjYW5DcmVkaXRzEiwuY29zdGdvdi5pZGVudGl0eS52MS5HcmFudFNjYW5DcmVkaXRzUmVxdWVzdBoZLmNvc3Rnb3YuaWRlbnRpdHkudjEuVGVhbRJjCgxDcmVhdGVBcGlLZXkSKC5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKS5jb3N0Z292LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmAKC0xpc3RBcGlLZXlzEicuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaKC5jb3N0Z292LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USVQoMUmV2b2tlQXBpS2V5EiguY29zdGdvdi5pZGVudGl0eS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GhsuY29zdGdvdi5pZGVudGl0eS52MS5BcGlLZXkSbAoPQ3JlYXRlU2NpbVRva2VuEisuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVTY2ltVG9rZW5SZXF1ZXN0GiwuY29zdGdvdi5pZGVudGl0eS52MS5DcmVhdGVTY2ltVG9rZW5SZXNwb25zZRJpCg5MaXN0U2NpbVRva2VucxIqLmNvc3Rnb3YuaWRlbnRpdHkudjEuTGlzdFNjaW1Ub2tlbnNSZXF1ZXN0GisuY29zdGdvdi5pZGVudGl0eS52MS5MaXN0U2NpbVRva2Vuc1Jlc3BvbnNlEl4KD1Jldm9rZVNjaW1Ub2tlbhIrLmNvc3Rnb3YuaWRlbnRpdHkudjEuUmV2b2tlU2NpbVRva2VuUmVxdWVzdBoeLmNvc3Rnb3YuaWRlbnRpdHkudjEuU2NpbVRva2VuEmwKD0ZpbmRBY3RpdmVVc2VycxIrLmNvc3Rnb3YuaWRlbnRpdHkudjEuRmluZEFjdGl2ZVVzZXJzUmVxdWVzdBosLmNvc3Rnb3YuaWRlbnRpdHkudjEuRmluZEFjdGl2ZVVzZXJzUmVzcG9uc2USagoQRGViaXRTY2FuQ3JlZGl0cxIsLmNvc3Rnb3YuaWRlbnRpdHkudjEuRGViaXRTY2FuQ3JlZGl0c1JlcXVlc3QaKC5jb3N0Z292LmlkZW50aXR5LnYxLlNjYW5DcmVkaXRzUmVzcG9uc2USbAoRUmVmdW5kU2NhbkNyZWRpdHMSLS5jb3N0Z292LmlkZW50aXR5LnYxLlJlZnVuZFNjYW5DcmVkaXRzUmVxdWVzdBooLmNvc3Rnb3YuaWRlbnRpdHkudjEuU2NhbkNyZWRpdHNSZXNwb25zZRJhCg9HZXRUZWFtU2V0dGluZ3MSKy5jb3N0Z292LmlkZW50aXR5LnYxLkdldFRlYW1TZXR0aW5nc1JlcXVlc3QaIS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW1TZXR0aW5ncxJhCg9TZXRSZXF1aXJlZFRhZ3MSKy5jb3N0Z292LmlkZW50aXR5LnYxLlNldFJlcXVpcmVkVGFnc1JlcXVlc3QaIS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW1TZXR0aW5ncxJzChhTZXRBbm9tYWx5TWluRGFpbHlJbXBhY3QSNC5jb3N0Z292LmlkZW50aXR5LnYxLlNldEFub21hbHlNaW5EYWlseUltcGFjdFJlcXVlc3QaIS5jb3N0Z292LmlkZW50aXR5LnYxLlRlYW1TZXR0aW5nc2IGcHJvdG8z',
     [file_google_protobuf_timestamp],
   );
 
@@ -165,6 +165,15 @@ export type TeamSettings = Message<'costgov.identity.v1.TeamSettings'> & {
    * @generated from field: repeated string required_tags = 2;
    */
   requiredTags: string[];
+
+  /**
+   * Minimum daily impact of an anomaly, in the currency of the team's cost data: a day whose
+   * usage-based spend rises less than this over its baseline is not flagged. Unset: the scanner's
+   * default (ANOMALY_MIN_DAILY_IMPACT, 50).
+   *
+   * @generated from field: optional double anomaly_min_daily_impact = 3;
+   */
+  anomalyMinDailyImpact?: number | undefined;
 };
 
 /**
@@ -180,6 +189,15 @@ export type TeamSettingsJson = {
    * @generated from field: repeated string required_tags = 2;
    */
   requiredTags?: string[];
+
+  /**
+   * Minimum daily impact of an anomaly, in the currency of the team's cost data: a day whose
+   * usage-based spend rises less than this over its baseline is not flagged. Unset: the scanner's
+   * default (ANOMALY_MIN_DAILY_IMPACT, 50).
+   *
+   * @generated from field: optional double anomaly_min_daily_impact = 3;
+   */
+  anomalyMinDailyImpact?: number | 'NaN' | 'Infinity' | '-Infinity';
 };
 
 /**
@@ -189,6 +207,40 @@ export type TeamSettingsJson = {
 export const TeamSettingsSchema: GenMessage<TeamSettings, { jsonType: TeamSettingsJson }> =
   /*@__PURE__*/
   messageDesc(file_costgov_identity_v1_identity, 4);
+
+/**
+ * @generated from message costgov.identity.v1.SetAnomalyMinDailyImpactRequest
+ */
+export type SetAnomalyMinDailyImpactRequest =
+  Message<'costgov.identity.v1.SetAnomalyMinDailyImpactRequest'> & {
+    /**
+     * 0 to 1e9; unset restores the scanner's default.
+     *
+     * @generated from field: optional double anomaly_min_daily_impact = 1;
+     */
+    anomalyMinDailyImpact?: number | undefined;
+  };
+
+/**
+ * @generated from message costgov.identity.v1.SetAnomalyMinDailyImpactRequest
+ */
+export type SetAnomalyMinDailyImpactRequestJson = {
+  /**
+   * 0 to 1e9; unset restores the scanner's default.
+   *
+   * @generated from field: optional double anomaly_min_daily_impact = 1;
+   */
+  anomalyMinDailyImpact?: number | 'NaN' | 'Infinity' | '-Infinity';
+};
+
+/**
+ * Describes the message costgov.identity.v1.SetAnomalyMinDailyImpactRequest.
+ * Use `create(SetAnomalyMinDailyImpactRequestSchema)` to create a new message.
+ */
+export const SetAnomalyMinDailyImpactRequestSchema: GenMessage<
+  SetAnomalyMinDailyImpactRequest,
+  { jsonType: SetAnomalyMinDailyImpactRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 5);
 
 /**
  * @generated from message costgov.identity.v1.SetRequiredTagsRequest
@@ -217,7 +269,7 @@ export type SetRequiredTagsRequestJson = {
 export const SetRequiredTagsRequestSchema: GenMessage<
   SetRequiredTagsRequest,
   { jsonType: SetRequiredTagsRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 5);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 6);
 
 /**
  * @generated from message costgov.identity.v1.AuthenticateRequest
@@ -246,7 +298,7 @@ export type AuthenticateRequestJson = {
 export const AuthenticateRequestSchema: GenMessage<
   AuthenticateRequest,
   { jsonType: AuthenticateRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 6);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 7);
 
 /**
  * @generated from message costgov.identity.v1.Principal
@@ -346,7 +398,7 @@ export type PrincipalJson = {
  */
 export const PrincipalSchema: GenMessage<Principal, { jsonType: PrincipalJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 7);
+  messageDesc(file_costgov_identity_v1_identity, 8);
 
 /**
  * @generated from message costgov.identity.v1.RequestLimits
@@ -384,7 +436,7 @@ export type RequestLimitsJson = {
  */
 export const RequestLimitsSchema: GenMessage<RequestLimits, { jsonType: RequestLimitsJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 8);
+  messageDesc(file_costgov_identity_v1_identity, 9);
 
 /**
  * @generated from message costgov.identity.v1.AuthenticateResponse
@@ -427,7 +479,7 @@ export type AuthenticateResponseJson = {
 export const AuthenticateResponseSchema: GenMessage<
   AuthenticateResponse,
   { jsonType: AuthenticateResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 9);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 10);
 
 /**
  * @generated from message costgov.identity.v1.Team
@@ -533,7 +585,7 @@ export type TeamJson = {
  */
 export const TeamSchema: GenMessage<Team, { jsonType: TeamJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 10);
+  messageDesc(file_costgov_identity_v1_identity, 11);
 
 /**
  * @generated from message costgov.identity.v1.GetTeamRequest
@@ -561,7 +613,7 @@ export type GetTeamRequestJson = {
  */
 export const GetTeamRequestSchema: GenMessage<GetTeamRequest, { jsonType: GetTeamRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 11);
+  messageDesc(file_costgov_identity_v1_identity, 12);
 
 /**
  * Each limit: absent leaves it as it is, 0 restores the platform default, another value sets it.
@@ -634,7 +686,7 @@ export type SetTeamLimitsRequestJson = {
 export const SetTeamLimitsRequestSchema: GenMessage<
   SetTeamLimitsRequest,
   { jsonType: SetTeamLimitsRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 12);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 13);
 
 /**
  * @generated from message costgov.identity.v1.GrantScanCreditsRequest
@@ -673,7 +725,7 @@ export type GrantScanCreditsRequestJson = {
 export const GrantScanCreditsRequestSchema: GenMessage<
   GrantScanCreditsRequest,
   { jsonType: GrantScanCreditsRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 13);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 14);
 
 /**
  * @generated from message costgov.identity.v1.RevokeApiKeyRequest
@@ -702,7 +754,7 @@ export type RevokeApiKeyRequestJson = {
 export const RevokeApiKeyRequestSchema: GenMessage<
   RevokeApiKeyRequest,
   { jsonType: RevokeApiKeyRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 14);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 15);
 
 /**
  * @generated from message costgov.identity.v1.RevokeScimTokenRequest
@@ -731,7 +783,7 @@ export type RevokeScimTokenRequestJson = {
 export const RevokeScimTokenRequestSchema: GenMessage<
   RevokeScimTokenRequest,
   { jsonType: RevokeScimTokenRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 15);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 16);
 
 /**
  * @generated from message costgov.identity.v1.ScimToken
@@ -819,7 +871,7 @@ export type ScimTokenJson = {
  */
 export const ScimTokenSchema: GenMessage<ScimToken, { jsonType: ScimTokenJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 16);
+  messageDesc(file_costgov_identity_v1_identity, 17);
 
 /**
  * @generated from message costgov.identity.v1.CreateScimTokenRequest
@@ -848,7 +900,7 @@ export type CreateScimTokenRequestJson = {
 export const CreateScimTokenRequestSchema: GenMessage<
   CreateScimTokenRequest,
   { jsonType: CreateScimTokenRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 17);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 18);
 
 /**
  * @generated from message costgov.identity.v1.CreateScimTokenResponse
@@ -887,7 +939,7 @@ export type CreateScimTokenResponseJson = {
 export const CreateScimTokenResponseSchema: GenMessage<
   CreateScimTokenResponse,
   { jsonType: CreateScimTokenResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 18);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 19);
 
 /**
  * @generated from message costgov.identity.v1.ListScimTokensRequest
@@ -906,7 +958,7 @@ export type ListScimTokensRequestJson = {};
 export const ListScimTokensRequestSchema: GenMessage<
   ListScimTokensRequest,
   { jsonType: ListScimTokensRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 19);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 20);
 
 /**
  * @generated from message costgov.identity.v1.ListScimTokensResponse
@@ -935,7 +987,7 @@ export type ListScimTokensResponseJson = {
 export const ListScimTokensResponseSchema: GenMessage<
   ListScimTokensResponse,
   { jsonType: ListScimTokensResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 20);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 21);
 
 /**
  * @generated from message costgov.identity.v1.CreateTeamRequest
@@ -973,7 +1025,7 @@ export type CreateTeamRequestJson = {
  */
 export const CreateTeamRequestSchema: GenMessage<CreateTeamRequest, { jsonType: CreateTeamRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 21);
+  messageDesc(file_costgov_identity_v1_identity, 22);
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsRequest
@@ -991,7 +1043,7 @@ export type ListTeamsRequestJson = {};
  */
 export const ListTeamsRequestSchema: GenMessage<ListTeamsRequest, { jsonType: ListTeamsRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 22);
+  messageDesc(file_costgov_identity_v1_identity, 23);
 
 /**
  * @generated from message costgov.identity.v1.ListTeamsResponse
@@ -1019,7 +1071,7 @@ export type ListTeamsResponseJson = {
  */
 export const ListTeamsResponseSchema: GenMessage<ListTeamsResponse, { jsonType: ListTeamsResponseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 23);
+  messageDesc(file_costgov_identity_v1_identity, 24);
 
 /**
  * @generated from message costgov.identity.v1.ApiKey
@@ -1131,7 +1183,7 @@ export type ApiKeyJson = {
  */
 export const ApiKeySchema: GenMessage<ApiKey, { jsonType: ApiKeyJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 24);
+  messageDesc(file_costgov_identity_v1_identity, 25);
 
 /**
  * @generated from message costgov.identity.v1.CreateApiKeyRequest
@@ -1180,7 +1232,7 @@ export type CreateApiKeyRequestJson = {
 export const CreateApiKeyRequestSchema: GenMessage<
   CreateApiKeyRequest,
   { jsonType: CreateApiKeyRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 25);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 26);
 
 /**
  * @generated from message costgov.identity.v1.CreateApiKeyResponse
@@ -1223,7 +1275,7 @@ export type CreateApiKeyResponseJson = {
 export const CreateApiKeyResponseSchema: GenMessage<
   CreateApiKeyResponse,
   { jsonType: CreateApiKeyResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 26);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 27);
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysRequest
@@ -1241,7 +1293,7 @@ export type ListApiKeysRequestJson = {};
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest, { jsonType: ListApiKeysRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_identity_v1_identity, 27);
+  messageDesc(file_costgov_identity_v1_identity, 28);
 
 /**
  * @generated from message costgov.identity.v1.ListApiKeysResponse
@@ -1270,7 +1322,7 @@ export type ListApiKeysResponseJson = {
 export const ListApiKeysResponseSchema: GenMessage<
   ListApiKeysResponse,
   { jsonType: ListApiKeysResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 28);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 29);
 
 /**
  * At most 100 ids; an id that is not a lower-case UUID is simply not found.
@@ -1303,7 +1355,7 @@ export type FindActiveUsersRequestJson = {
 export const FindActiveUsersRequestSchema: GenMessage<
   FindActiveUsersRequest,
   { jsonType: FindActiveUsersRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 29);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 30);
 
 /**
  * @generated from message costgov.identity.v1.FindActiveUsersResponse
@@ -1336,7 +1388,7 @@ export type FindActiveUsersResponseJson = {
 export const FindActiveUsersResponseSchema: GenMessage<
   FindActiveUsersResponse,
   { jsonType: FindActiveUsersResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 30);
+> = /*@__PURE__*/ messageDesc(file_costgov_identity_v1_identity, 31);
 
 /**
  * @generated from enum costgov.identity.v1.CredentialKind
@@ -1538,6 +1590,16 @@ export const IdentityService: GenService<{
   setRequiredTags: {
     methodKind: 'unary';
     input: typeof SetRequiredTagsRequestSchema;
+    output: typeof TeamSettingsSchema;
+  };
+  /**
+   * The least rise of a day's usage-based spend over its baseline the scanner's anomaly rules flag.
+   *
+   * @generated from rpc costgov.identity.v1.IdentityService.SetAnomalyMinDailyImpact
+   */
+  setAnomalyMinDailyImpact: {
+    methodKind: 'unary';
+    input: typeof SetAnomalyMinDailyImpactRequestSchema;
     output: typeof TeamSettingsSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_costgov_identity_v1_identity, 0);
