@@ -187,7 +187,8 @@ export function costDataFactory({
         message:
           `${count} ${count === 1 ? 'row is' : 'rows are'} charged in the future (ChargePeriodStart after ` +
           `${nowText}), the latest starting ${latest}; ${count === 1 ? 'it was' : 'they were'} stored and ` +
-          'count towards spend and budgets like the others. Check the dates of the export.',
+          'count towards spend like the others (budgets from their charge day on). ' +
+          'Check the dates of the export.',
         details: { rows: String(count), latest_charge_period_start: latest, now: nowText },
       },
     ];
