@@ -186,6 +186,7 @@ export function readFocus(
     let rows = 0;
     const periods = new Set<string>();
     const ranges = new Set<string>();
+    let lastRange: [string, string] = ['', ''];
     const timestamps = new Map<string, string>();
     let firstDay = '';
     let lastDay = '';
@@ -206,10 +207,12 @@ export function readFocus(
           const where = at === undefined ? '' : ` (line ${at})`;
           problem(`row ${(header ? row : 0) + index + 1}${where}`, `is not valid CSV (${message})`);
         }
-        for (const [position, record] of batch.records.entries()) {
+        const { records, lines } = batch;
+        for (let position = 0; position < records.length; position++) {
+          const record = records[position]!;
           if (!header) {
             header = record;
-            checkHeader(header, batch.lines[position]!, problem);
+            checkHeader(header, lines[position]!, problem);
             // Rows cannot be read against a header that is wrong.
             if (problems.length > 0) throw new ValidationError(problems, refusal);
             typed = header.flatMap((name, index) => {
@@ -226,9 +229,9 @@ export function readFocus(
             continue;
           }
           row++;
-          const at = `row ${row} (line ${batch.lines[position]!})`;
+          const physical = lines[position]!;
           if (record.length !== header.length) {
-            problem(at, `has ${record.length} fields; the header has ${header.length}`);
+            problem(where(row, physical), `has ${record.length} fields; the header has ${header.length}`);
             continue;
           }
           let fine = true;
@@ -236,7 +239,7 @@ export function readFocus(
             const value = record[i]!;
             if (value === 'NULL' || value === 'null') record[i] = '';
             else if (value.includes('\0')) {
-              problem(`${at}, column ${header[i]}`, 'contains a NUL character');
+              problem(where(row, physical, header[i]), 'contains a NUL character');
               fine = false;
             }
           }
@@ -244,7 +247,7 @@ export function readFocus(
             const value = record[column.index]!;
             if (value === '') {
               if (column.required) {
-                problem(`${at}, column ${column.name}`, 'is required');
+                problem(where(row, physical, column.name), 'is required');
                 fine = false;
               }
               continue;
@@ -259,7 +262,7 @@ export function readFocus(
             }
             const wrong = checks[column.kind](value);
             if (wrong) {
-              problem(`${at}, column ${column.name}`, wrong);
+              problem(where(row, physical, column.name), wrong);
               fine = false;
             } else if (column.kind === 'datetime') {
               if (timestamps.size >= 10_000) timestamps.clear();
@@ -270,7 +273,11 @@ export function readFocus(
           rows++;
           const period = utcDayOf(record[periodStart]!);
           periods.add(period);
-          if (ranges.size < 10_000) ranges.add(`${record[periodStart]!}\t${record[periodEnd]!}`);
+          // Rows of one period come together: a new pair is looked up only when it changes.
+          if (record[periodStart] !== lastRange[0] || record[periodEnd] !== lastRange[1]) {
+            lastRange = [record[periodStart]!, record[periodEnd]!];
+            if (ranges.size < 10_000) ranges.add(`${lastRange[0]}\t${lastRange[1]}`);
+          }
           const day = utcDayOf(record[chargeStart]!);
           if (firstDay === '' || day < firstDay) firstDay = day;
           if (day > lastDay) lastDay = day;
@@ -332,6 +339,10 @@ function rangesOf(ranges: Set<string>): Array<{ start: Date; end: Date }> {
     (a, b) => a.start.getTime() - b.start.getTime() || a.end.getTime() - b.end.getTime(),
   );
 }
+
+/** A row problem's `field`: the record, the physical line it starts on and the column. */
+const where = (row: number, line: number, column?: string) =>
+  `row ${row} (line ${line})${column === undefined ? '' : `, column ${column}`}`;
 
 const refusal = 'The cost data file is not a valid FOCUS export; nothing of it was stored.';
 
