@@ -246,7 +246,7 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
   it('matches required keys whatever their case and -, _ or spaces, as the scanner does', async () => {
     const conA3 = await addConnection(teamA, newId('connection'));
     // AWS tags beside Google Cloud labels (lower case only) and other spellings of the same keys.
-    const planted = [
+    const planted: Array<{ effective: number; tags: Record<string, string> }> = [
       { effective: 11, tags: { Environment: 'prod', Owner: 'ana', CostCenter: '1' } },
       { effective: 13, tags: { environment: 'prod', owner: 'bo', 'cost-center': '2' } },
       { effective: 17, tags: { ENVIRONMENT: 'prod', owner: 'cy', 'Cost Center': '3', cost_center: '' } },
