@@ -91,11 +91,14 @@ export interface Backends {
 type Addresses = Pick<Backends, 'identity' | 'budgets' | 'costs'>;
 
 /**
- * The other services' addresses a backend reads (budgets asks identity and costs; the scanner, API or
- * worker, also budgets), so a test that starts one again or adds a worker gives it what startBackends did.
+ * The other services' addresses a backend reads (budgets asks identity and costs; costs asks budgets
+ * for budget periods at uploads; the scanner, API or worker, asks all three), so a test that starts one
+ * again or adds a worker gives it what startBackends did.
  */
 export function dependencyEnv(service: string, at: Addresses): NodeJS.ProcessEnv {
   switch (service) {
+    case 'costs':
+      return { BUDGETS_ADDR: at.budgets };
     case 'budgets':
       return { IDENTITY_ADDR: at.identity, COSTS_ADDR: at.costs };
     case 'scanner':
@@ -134,7 +137,7 @@ export async function startBackends(
   };
   procs.push(
     service('identity', identity!, metrics[0]!, { GUARD_BOOTSTRAP_API_KEY }),
-    service('costs', costs!, metrics[3]!),
+    service('costs', costs!, metrics[3]!, dependencyEnv('costs', at)),
     service('budgets', budgets!, metrics[1]!, dependencyEnv('budgets', at)),
     service('violations', violations!, metrics[2]!),
     service('scanner', scanner!, metrics[4]!, dependencyEnv('scanner', at)),
