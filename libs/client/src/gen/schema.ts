@@ -1331,7 +1331,7 @@ export interface components {
       created_at: string;
       /** @description (extension) The rule that produced it. */
       rule_id: string;
-      /** @description (extension) Money at stake per month in `currency`; `null` when the rule cannot compute it. */
+      /** @description (extension) Money at stake per month in `currency`: the waste observed per covered day (the resource's first to last charge) times 30.44, see `projected_from_days`; the rule catalogue's `savings` says how each rule computes it. When several recommendations on one resource exclude each other (commit, schedule, modernise, release), only the one saving most carries its amount and the others say in `description` that they are alternatives; a resource's findings never add up to more than its monthly cost. `null` when the rule cannot compute it or the finding is such an alternative. */
       estimated_monthly_savings: number | null;
       /** @description (extension) Days of data the monthly figure (`estimated_monthly_savings`, or a monthly run rate in the texts) was projected from: the cost observed per covered day times 30.44. Few days make a rough figure. `null` when the finding carries no monthly figure. */
       projected_from_days: number | null;

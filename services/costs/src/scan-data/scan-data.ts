@@ -142,6 +142,7 @@ export function scanDataQueries({ db }: { db: Db }) {
                ORDER BY effective_cost DESC, billed_cost DESC, charge_description COLLATE "C" NULLS LAST))[1] AS main,
              coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0) AS unused_commitment,
              coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0) AS unused_reservation,
+             coalesce(sum(effective_cost) FILTER (WHERE charge_description ILIKE '%extended support%'), 0) AS extended_support,
              min(tags::text) AS tags
            FROM (${scoped} AND coalesce(resource_id, '') <> '') scoped
            GROUP BY connection_id, resource_id, charge_period_start
@@ -149,6 +150,7 @@ export function scanDataQueries({ db }: { db: Db }) {
          SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
            sum(list)::float8 AS list, sum(contracted)::float8 AS contracted,
            sum(unused_commitment)::float8 AS unused_commitment, sum(unused_reservation)::float8 AS unused_reservation,
+           sum(extended_support)::float8 AS extended_support,
            coalesce(sum(pricing_quantity), 0)::float8 AS pricing_quantity,
            coalesce(sum(consumed_quantity), 0)::float8 AS consumed_quantity,
            count(DISTINCT (charge_period_start AT TIME ZONE 'UTC')::date)::int AS days_seen,
@@ -265,6 +267,7 @@ export function scanDataQueries({ db }: { db: Db }) {
         capacityReservationStatus: text(capacityReservationStatus),
         unusedCommitmentCost: num(row.unused_commitment),
         unusedCapacityReservationCost: num(row.unused_reservation),
+        extendedSupportCost: num(row.extended_support),
         daysSeen: num(row.days_seen),
         hoursSeen: num(row.hours_seen),
         firstSeen: new Date(row.first_seen as string),

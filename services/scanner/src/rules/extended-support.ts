@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { coveredDays, money, monthlyCostOf, projectedDays, resourceTypeOf } from './window';
+import { coveredDays, money, perMonth, projectedDays, resourceTypeOf } from './window';
 
 /** Charges for running an engine or runtime past its standard support (RDS, EKS, ... Extended Support). */
 const extendedSupport = /\bextended support\b/i;
@@ -16,13 +16,16 @@ export const extendedSupportCharges: Rule = {
   needs:
     "A charge description naming Extended Support on the resource's costliest charge; any number of days.",
   savings:
-    "The resource's cost per covered day (first to last seen) times 30.44 (its costliest charge is the surcharge); capped with the resource's other findings at its monthly cost.",
+    "The extended-support rows' cost per covered day (first to last seen of the resource) times 30.44; capped with the resource's other findings at its monthly cost.",
   neverFlags: 'Resources on a supported version.',
   evaluate(data, { currency }) {
     return data.resources.flatMap((resource) => {
       if (!extendedSupport.test(resource.chargeDescription)) return [];
       const days = coveredDays(resource);
-      const savings = money(monthlyCostOf(resource));
+      // The surcharge rows' own cost; the resource's whole cost when costs did not single them out.
+      const surcharge =
+        resource.extendedSupportCost > 0 ? resource.extendedSupportCost : resource.effectiveCost;
+      const savings = money(perMonth(surcharge, days));
       return [
         {
           ruleId: this.id,
@@ -30,8 +33,8 @@ export const extendedSupportCharges: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} is billed "${resource.chargeDescription}": ${money(resource.effectiveCost)} ${currency} over ${money(days)} days.`,
-          recommendation: `Upgrade ${resource.resourceId} to a supported version: up to ${savings} ${currency} a month less.`,
+          description: `${resource.resourceId} is billed "${resource.chargeDescription}": ${money(surcharge)} ${currency} of surcharge over ${money(days)} days, of ${money(resource.effectiveCost)} ${currency} in all.`,
+          recommendation: `Upgrade ${resource.resourceId} to a supported version: the surcharge, ${savings} ${currency} a month, stops.`,
           estimatedMonthlySavings: savings,
           projectedFromDays: projectedDays(days),
           currency,

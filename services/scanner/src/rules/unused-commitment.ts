@@ -44,7 +44,11 @@ export const unusedCommitment: Rule = {
     // Unused rows whose commitment the data does not name (no CommitmentDiscountId): no share to state.
     for (const resource of data.resources) {
       if (resource.unusedCommitmentCost <= 0) continue;
-      if (judged.has(`${resource.connectionId}/${resource.commitmentDiscountId}`)) continue;
+      if (
+        judged.has(`${resource.connectionId}/${resource.commitmentDiscountId}`) ||
+        judged.has(`${resource.connectionId}/${resource.resourceId}`)
+      )
+        continue;
       const days = coveredDays(resource);
       const savings = money(perMonth(resource.unusedCommitmentCost, days));
       const kind = resource.commitmentDiscountType || 'Commitment';

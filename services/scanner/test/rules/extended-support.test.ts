@@ -28,4 +28,22 @@ describe('spend-extended-support', () => {
     // 72 over 30 days is 73.056 a month.
     expect(result).toMatchObject({ severity: 'high', estimatedMonthlySavings: 73.06 });
   });
+
+  it('saves only the surcharge rows when costs singles them out, not the instance beneath', () => {
+    const [result] = extendedSupportCharges.evaluate(
+      data({
+        resources: [
+          resource({
+            chargeDescription: 'RDS Extended Support',
+            effectiveCost: 300,
+            extendedSupportCost: 90,
+          }),
+        ],
+      }),
+      context(),
+    );
+    // 90 over 30 days is 91.32 a month.
+    expect(result!.estimatedMonthlySavings).toBe(91.32);
+    expect(result!.description).toContain('90 USD of surcharge over 30 days, of 300 USD in all');
+  });
 });

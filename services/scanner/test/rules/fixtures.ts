@@ -50,6 +50,7 @@ export const resource = (overrides: Partial<ScanResource> = {}): ScanResource =>
   capacityReservationStatus: '',
   unusedCommitmentCost: 0,
   unusedCapacityReservationCost: 0,
+  extendedSupportCost: 0,
   daysSeen: 30,
   hoursSeen: 720,
   firstSeen: windowStart,

@@ -70,6 +70,8 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
       expect(resource.daysSeen).toBe(new Set(list.map((row) => row.day)).size);
       expect(list.map((row) => row.service)).toContain(resource.serviceName);
       expect(resource.chargeDescription, resource.resourceId).toBe(costliestRow(list).description);
+      const surcharge = list.filter((row) => /extended support/i.test(row.description));
+      expect(resource.extendedSupportCost, resource.resourceId).toBeCloseTo(sum(surcharge), 9);
     }
     const [totals] = data.totals;
     expect(totals!.effectiveCost).toBeCloseTo(sum(rows), 9);
