@@ -1734,7 +1734,7 @@ export interface components {
       amount: number;
       currency: components['schemas']['Currency'];
       period: components['schemas']['BudgetPeriod'];
-      /** @description Spend (FOCUS `EffectiveCost`) in the period, in the budget's currency, converted with the operator's exchange rates, as of `evaluated_at`. */
+      /** @description Spend (FOCUS `EffectiveCost`) in the period, in the budget's currency, converted with the operator's exchange rates, as of `evaluated_at`; charges dated after the UTC day of `evaluated_at` are counted from their day on (see `data_through`). */
       current_spend: number;
       /** @description `current_spend / amount * 100`, rounded to two decimals. */
       percentage_used: number;
