@@ -42,4 +42,32 @@ describe('network-idle-public-ip', () => {
     // 3.6 over 30 days is 3.6528 a month.
     expect(result).toMatchObject({ resourceId: 'eip-1', severity: 'low', estimatedMonthlySavings: 3.65 });
   });
+
+  it.each([
+    { name: 'idle all month', firstSeen: '2024-09-01', lastSeen: '2024-10-01', cost: 3.6, days: 30 },
+    {
+      name: 'allocated on 21 September',
+      firstSeen: '2024-09-21',
+      lastSeen: '2024-10-01',
+      cost: 1.2,
+      days: 10,
+    },
+    { name: 'released on 6 September', firstSeen: '2024-09-01', lastSeen: '2024-09-06', cost: 0.6, days: 5 },
+  ])('$name: its cost per day seen, a month of it', ({ firstSeen, lastSeen, cost, days }) => {
+    const [result] = idlePublicIp.evaluate(
+      data({
+        resources: [
+          resource({
+            chargeDescription: '$0.005 per Idle public IPv4 address per hour',
+            effectiveCost: cost,
+            firstSeen: `${firstSeen}T00:00:00.000Z`,
+            lastSeen: `${lastSeen}T00:00:00.000Z`,
+          }),
+        ],
+      }),
+      context(),
+    );
+    expect(result!.estimatedMonthlySavings).toBe(Math.round((cost / days) * 30.44 * 100) / 100);
+    expect(result!.projectedFromDays).toBe(days);
+  });
 });

@@ -53,4 +53,63 @@ describe('compute-nonprod-always-on', () => {
       severity: 'medium',
     });
   });
+
+  // One month of data (the fixtures' September); savings are the cost per day from first to last seen
+  // times 30.44, times the share saved.
+  it.each([
+    {
+      name: 'one month, every hour',
+      firstSeen: '2024-09-01',
+      hours: 720,
+      quantity: 720,
+      cost: 300,
+      days: 30,
+    },
+    {
+      name: 'created on 11 September, every hour since',
+      firstSeen: '2024-09-11',
+      hours: 480,
+      quantity: 480,
+      cost: 200,
+      days: 20,
+    },
+    {
+      name: 'created on 21 September: 10 days are too few to judge',
+      firstSeen: '2024-09-21',
+      hours: 240,
+      quantity: 240,
+      cost: 100,
+      days: undefined,
+    },
+    {
+      name: 'a daily export whose charges bill 12 of 24 hours a day',
+      firstSeen: '2024-09-01',
+      hours: 720,
+      quantity: 360,
+      cost: 150,
+      days: undefined,
+    },
+  ])('$name', ({ firstSeen, hours, quantity, cost, days }) => {
+    const results = nonProductionAlwaysOn.evaluate(
+      data({
+        resources: [
+          resource({
+            tags: { env: 'dev' },
+            firstSeen: `${firstSeen}T00:00:00.000Z`,
+            hoursSeen: hours,
+            pricingQuantity: quantity,
+            effectiveCost: cost,
+            listCost: cost,
+          }),
+        ],
+      }),
+      context(),
+    );
+    expect(results).toHaveLength(days === undefined ? 0 : 1);
+    if (days === undefined) return;
+    expect(results[0]!.estimatedMonthlySavings).toBe(
+      Math.round((cost / days) * 30.44 * (1 - 60 / 168) * 100) / 100,
+    );
+    expect(results[0]!.projectedFromDays).toBe(days);
+  });
 });
