@@ -306,6 +306,27 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
       );
     });
 
+    it('takes tag values FOCUS allows besides text (numbers, true, false, null) and stores them as text', async () => {
+      const connectionId = await newConnection();
+      const tags = { app: 'web', replicas: 3, ratio: -0.25, spot: true, legacy: false, owner: null };
+      const lines = sample.toString('utf8').split('\n');
+      const header = parse(lines[0]!)[0] as string[];
+      const fields = (parse(lines[1]!)[0] as string[]).map((f) =>
+        f === 'NULL' ? f : `"${f.replaceAll('"', '""')}"`,
+      );
+      fields[header.indexOf('Tags')] = `"${JSON.stringify(tags).replaceAll('"', '""')}"`;
+      const body = Buffer.from([lines[0], fields.join(',')].join('\n') + '\n');
+      expect(Number((await upload(connectionId, body)).rows)).toBe(1);
+      const { rows } = await db.query<{ tags: Record<string, string> }>(
+        `SELECT tags FROM cost_records WHERE connection_id = $1`,
+        [connectionId],
+      );
+      const asText = Object.fromEntries(
+        Object.entries(tags).map(([key, value]) => [key, value === null ? '' : String(value)]),
+      );
+      expect(rows).toEqual([{ tags: asText }]);
+    });
+
     it('warns of rows charged in the future: how many and the latest', async () => {
       const connectionId = await newConnection();
       const month = new Date(Date.now() + 40 * 86_400_000).toISOString().slice(0, 7);
@@ -409,10 +430,10 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
       ],
       ['Tags that are not JSON', () => withField(13, 'Tags', '"{app: x}"'), 'row 13, column Tags', /JSON/],
       [
-        'Tags with a number value',
-        () => withField(14, 'Tags', '"{""app"": 1}"'),
+        'Tags with an object value',
+        () => withField(14, 'Tags', '"{""app"": {""name"": ""x""}}"'),
         'row 14, column Tags',
-        /string/,
+        /an object as its value/,
       ],
       [
         'ContractApplied that is not JSON',
@@ -427,10 +448,10 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
         /Elements/,
       ],
       [
-        'AllocatedTags with a number value',
-        () => with13Field(9, 'AllocatedTags', '"{""share"": 0.5}"'),
+        'AllocatedTags with an array value',
+        () => with13Field(9, 'AllocatedTags', '"{""share"": [0.5]}"'),
         'row 9, column AllocatedTags',
-        /string/,
+        /an array as its value/,
       ],
       [
         'AllocatedMethodDetails that is a JSON array',

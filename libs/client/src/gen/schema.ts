@@ -489,7 +489,9 @@ export interface paths {
      *     The whole file is validated before anything becomes visible: the seven columns ingestion needs
      *     (BilledCost, EffectiveCost, BillingCurrency and the billing and charge periods' starts and ends),
      *     numbers, timestamps, ISO 4217 `BillingCurrency` (`PricingCurrency` may be a virtual currency such
-     *     as `Token`, as FOCUS 1.2 allows), `Tags` and `AllocatedTags` as JSON objects of strings,
+     *     as `Token`, as FOCUS 1.2 allows), `Tags` and `AllocatedTags` as JSON objects whose values are
+     *     text, numbers, `true`, `false` or `null` (FOCUS's Key-Value Format; kept as text, so a tag `3`
+     *     matches the tag filter `"3"` and `null` is `""`),
      *     `SkuPriceDetails` and `AllocatedMethodDetails` as JSON objects, and `ContractApplied` as the FOCUS
      *     1.3 object (an `Elements` array of objects with string `ContractId` and `ContractCommitmentId`).
      *     `NULL`, `null` and an empty field all mean null. `ServiceProviderName` and `HostProviderName`

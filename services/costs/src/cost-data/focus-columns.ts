@@ -9,8 +9,9 @@ export const focusVersions = ['1.0', '1.1', '1.2', '1.3'] as const;
 export type FocusVersion = (typeof focusVersions)[number];
 
 /**
- * How a value is checked: `decimal`, `datetime`, `currency` (ISO 4217), `tags` (a JSON object of string
- * values), `json` (a JSON object), `contractApplied` (the FOCUS 1.3 ContractApplied object). Columns
+ * How a value is checked: `decimal`, `datetime`, `currency` (ISO 4217), `tags` (FOCUS Key-Value Format:
+ * a JSON object of strings, numbers, booleans and nulls, stored with every value a string), `json` (a
+ * JSON object), `contractApplied` (the FOCUS 1.3 ContractApplied object). Columns
  * without a kind are text; `PricingCurrency` is text on purpose: FOCUS 1.2 allows virtual currencies
  * (`Token`, `Credits`) there, while `BillingCurrency` stays ISO 4217.
  */

@@ -16,6 +16,7 @@ import {
   decimalProblem,
   jsonProblem,
   tagsProblem,
+  tagsStored,
   timestampForCopy,
   timestampProblem,
   utcDayOf,
@@ -267,6 +268,8 @@ export function readFocus(
             } else if (column.kind === 'datetime') {
               if (timestamps.size >= 10_000) timestamps.clear();
               timestamps.set(value, (record[column.index] = timestampForCopy(value)));
+            } else if (column.kind === 'tags') {
+              record[column.index] = tagsStored(value);
             }
           }
           if (!fine || problems.length > 0) continue; // checking goes on; storing has stopped

@@ -51,15 +51,39 @@ export function utcDayOf(value: string): string {
   return new Date(value.replace(' ', 'T')).toISOString().slice(0, 10);
 }
 
-/** `Tags`: a JSON object whose values are strings (what tag filters compare). */
+/**
+ * `Tags` and `AllocatedTags`: a JSON object in FOCUS's Key-Value Format, whose values are strings,
+ * numbers, `true`, `false` or `null` (never an object or an array).
+ */
 export function tagsProblem(value: string): string | undefined {
   if (value === '{}') return undefined;
   const parsed = parsedObject(value);
   if (typeof parsed === 'string') return parsed;
   for (const key of Object.keys(parsed)) {
-    if (typeof parsed[key] !== 'string') return `tag '${shown(key)}' does not have a string value`;
+    const inner = parsed[key];
+    if (inner !== null && typeof inner === 'object') {
+      return `tag '${shown(key)}' has ${Array.isArray(inner) ? 'an array' : 'an object'} as its value (FOCUS allows text, numbers, true, false and null)`;
+    }
   }
   return undefined;
+}
+
+/**
+ * Checked tags as stored: every value a string, as tag filters and rules compare them (`1` as "1",
+ * `true` as "true", `null` as ""). The text itself when it already is so (nearly always): the check
+ * parsed it, and only the rare other file pays for a second parse.
+ */
+export function tagsStored(value: string): string {
+  if (!/:\s*(?:-?\d|true|false|null)/.test(value)) return value;
+  const parsed = JSON.parse(value) as Record<string, unknown>;
+  let changed = false;
+  for (const key of Object.keys(parsed)) {
+    const inner = parsed[key];
+    if (typeof inner === 'string') continue;
+    parsed[key] = inner === null ? '' : String(inner);
+    changed = true;
+  }
+  return changed ? JSON.stringify(parsed) : value;
 }
 
 /** A JSON column (e.g. `SkuPriceDetails`): a JSON object. */
