@@ -76,6 +76,32 @@ const near = (actual: number | undefined, plantedAmount: number) => {
 };
 
 describe('a scan of a scenario file with planted waste and planted non-problems', () => {
+  it('gets from costs the usage-based part of each day, the commitments and the span the data covers', () => {
+    const rows = scenarioRows();
+    const usage = new Map<string, number>();
+    for (const row of rows) {
+      const day = String(row.ChargePeriodStart).slice(0, 10);
+      const usageBased =
+        row.ChargeFrequency === 'Usage-Based' || (!row.ChargeFrequency && row.ChargeCategory === 'Usage');
+      usage.set(day, (usage.get(day) ?? 0) + (usageBased ? Number(row.EffectiveCost) : 0));
+    }
+    const perDay = new Map<string, number>();
+    for (const row of data.daily) perDay.set(row.day, (perDay.get(row.day) ?? 0) + row.usageCost);
+    expect([...perDay.keys()].sort()).toEqual([...usage.keys()].sort());
+    for (const [day, cost] of usage) expect(perDay.get(day), day).toBeCloseTo(cost, 6);
+
+    const commitmentRows = rows.filter((row) => row.CommitmentDiscountId === planted.savingsPlan.id);
+    const costOf = (status: string) =>
+      commitmentRows
+        .filter((row) => row.CommitmentDiscountStatus === status)
+        .reduce((sum, row) => sum + Number(row.EffectiveCost), 0);
+    expect(data.commitments).toHaveLength(1);
+    expect(data.commitments[0]!.usedCost).toBeCloseTo(costOf('Used'), 6);
+    expect(data.commitments[0]!.unusedCost).toBeCloseTo(costOf('Unused'), 6);
+    expect(data.dataStart).toBe('2024-08-01T00:00:00.000Z');
+    expect(data.dataEnd).toBe('2024-10-01T00:00:00.000Z');
+  });
+
   it('finds the unused share of the savings plan from its own Used and Unused rows', () => {
     const used = planted.covered.reduce((sum, { hourly }) => sum + hourly * 24 * planted.coveredRate, 0);
     const unused = planted.savingsPlan.perDay - used;
