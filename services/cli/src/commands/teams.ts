@@ -137,7 +137,8 @@ export function registerTeams(program: Command, act: Act): void {
   teams
     .command('required-tags')
     .description(
-      "show or set the tag keys a team's cost must carry (tag-coverage findings and posture); keys given replace the set",
+      "show or set the tag keys a team's cost must carry (tag-coverage findings and posture); keys given replace the set; " +
+        'keys match whatever their case and -, _ or spaces (CostCenter is cost-center)',
     )
     .argument('<team-id>')
     .argument('[keys...]', 'tag keys, e.g. env owner cost-center')
