@@ -6,6 +6,7 @@ export * from './service';
 export * from './system';
 export * from './focus';
 export * as focusSample from './focus-sample';
+export * as focusScenario from './focus-scenario';
 export * from './processes';
 export * from './redis';
 export * from './postgres';

@@ -5,11 +5,11 @@ import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus } from '@costgov/testing';
+import { focusScenario, freshDb, testBus } from '@costgov/testing';
 import { scanDataOf, scanProject, type ScanProjectOutcome } from '../../src/rules/scan';
 import type { ScanData } from '../../src/rules/types';
-import { planted, scenarioCsv, scenarioRows } from './scenario';
 
+const { planted, scenarioCsv, scenarioRows } = focusScenario;
 const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
 const perMonth = 30.44;

@@ -1,5 +1,5 @@
 /**
- * A FOCUS 1.2 export written for the scenario test: two months (August and September 2024) of one AWS
+ * A FOCUS 1.2 export written for the scenario tests (the scanner's scenario-scan and the REST one): two months (August and September 2024) of one AWS
  * account, one row per resource and day, with planted waste and planted non-problems. `planted` holds
  * the facts the file was written from, so the test computes what a scan must find without reading the
  * scanner's output.
