@@ -499,13 +499,25 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
       expect(await stored(connectionId)).toEqual(before);
     });
 
-    it('a gzip body sent as plain CSV, and a plain body sent as gzip, say so', async () => {
+    it('a gzip body sent as plain CSV, a plain body sent as gzip, UTF-16 and a workbook say so', async () => {
       const zipped = await refusal(upload(connectionId, gzipSync(sample), 'identity'));
       expect(zipped.details).toEqual([
         { field: 'body', message: expect.stringMatching(/gzip-compressed.*Content-Encoding: gzip/) },
       ]);
       const plain = await refusal(upload(connectionId, sample, 'gzip'));
       expect(plain.details).toEqual([{ field: 'body', message: expect.stringMatching(/is not gzip/) }]);
+      // Not UTF-8 CSV at all, as sent or inside gzip: a UTF-16 export, a workbook.
+      const utf16 = Buffer.from(`\ufeff${sample.toString('utf8')}`, 'utf16le');
+      for (const [body, encoding] of [
+        [utf16, 'identity'],
+        [gzipSync(utf16), 'gzip'],
+      ] as const) {
+        const error = await refusal(upload(connectionId, body, encoding));
+        expect(error.details).toEqual([{ field: 'body', message: expect.stringMatching(/UTF-16.*UTF-8/) }]);
+      }
+      const workbook = Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), sample.subarray(0, 500)]);
+      const zip = await refusal(upload(connectionId, workbook));
+      expect(zip.details).toEqual([{ field: 'body', message: expect.stringMatching(/ZIP archive.*CSV/) }]);
       expect(await stored(connectionId)).toEqual(before);
       expect(await stagingTables()).toEqual([]);
     });

@@ -500,8 +500,9 @@ export interface paths {
      *     header being row 1), the line it starts on as an editor shows it (line breaks inside quoted
      *     fields and blank lines count) and the column (`row 5 (line 9), column BilledCost`), and the
      *     stored data is unchanged. A header that looks semicolon-, tab- or pipe-separated, a gzip body
-     *     (magic bytes `1f 8b`) sent as `text/csv` without `Content-Encoding: gzip`, and a plain body sent
-     *     as gzip each get a `422` that says so. Each billing period in the file replaces what earlier
+     *     (magic bytes `1f 8b`) sent as `text/csv` without `Content-Encoding: gzip`, a plain body sent as
+     *     gzip, a UTF-16 file (byte order mark `ff fe` or `fe ff`) and a ZIP archive such as an `.xlsx`
+     *     workbook each get a `422` that says so. Each billing period in the file replaces what earlier
      *     uploads stored for that period and connection, in one transaction, so uploading a file again
      *     does not double it. An upload that is refused, cut off or cancelled stores nothing. A `disabled`
      *     connection refuses uploads (`409`).
@@ -2275,7 +2276,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope'];
       };
     };
-    /** @description (extension) The file is not valid FOCUS (`validation_error`): `details` names the first errors, each `field` a row (the CSV record, 1 = the header), the physical line it starts on (line breaks inside quoted fields and blank lines count) and the column, or `body` for the file as a whole (gzip sent as plain CSV, a semicolon- or tab-separated header); nothing of the file was stored. */
+    /** @description (extension) The file is not valid FOCUS (`validation_error`): `details` names the first errors, each `field` a row (the CSV record, 1 = the header), the physical line it starts on (line breaks inside quoted fields and blank lines count) and the column, or `body` for the file as a whole (gzip sent as plain CSV, UTF-16, a ZIP archive such as an .xlsx workbook); nothing of the file was stored. */
     CostDataRefused: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];

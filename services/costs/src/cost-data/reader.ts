@@ -146,26 +146,27 @@ export function readFocus(
     }
   }
 
-  /** The file as text: gunzipped when it is gzip, decoded as UTF-8 across chunk boundaries. */
+  /**
+   * The file as text: gunzipped when it is gzip, decoded as UTF-8 across chunk boundaries. Its first
+   * bytes are looked at once, so that a file that is not UTF-8 CSV at all (gzip sent as plain text, a
+   * UTF-16 export, a spreadsheet) is refused as what it is rather than for the columns it seems to lack.
+   */
   async function* text(): AsyncGenerator<string> {
     const decoder = new TextDecoder();
+    let start: Uint8Array = new Uint8Array(0);
+    let sniffed = false;
     for await (const chunk of encoding === 'gzip' ? gunzipped(counted()) : counted()) {
-      if (encoding === 'identity' && head.length === 2 && head[0] === 0x1f && head[1] === 0x8b) {
-        throw new ValidationError(
-          [
-            {
-              field: 'body',
-              message:
-                'is gzip-compressed (it starts with the gzip magic bytes 1f 8b) but was sent as plain ' +
-                'text/csv: send it with Content-Encoding: gzip, or as application/gzip',
-            },
-          ],
-          refusal,
-        );
+      if (!sniffed) {
+        start = Buffer.concat([start, chunk.subarray(0, 4 - start.length)]);
+        if (start.length >= 4) {
+          sniffed = true;
+          notCsv(start, encoding);
+        }
       }
       const piece = decoder.decode(chunk, { stream: true });
       if (piece) yield piece;
     }
+    if (!sniffed) notCsv(start, encoding);
     const rest = decoder.decode();
     if (rest) yield rest;
   }
@@ -388,6 +389,25 @@ function checkHeader(
   for (const name of requiredColumns) {
     if (!seen.has(name)) problem(`${at}, column ${name}`, 'is missing: every FOCUS file must have it');
   }
+}
+
+/**
+ * Refuses a file whose first bytes (after gunzipping) say it is not UTF-8 CSV: gzip magic bytes in a
+ * body sent as plain text, a UTF-16 byte order mark, a ZIP archive (an .xlsx workbook is one).
+ */
+function notCsv(start: Uint8Array, encoding: ContentEncoding): void {
+  const is = (...bytes: number[]) => bytes.every((byte, index) => start[index] === byte);
+  let message: string | undefined;
+  if (encoding === 'identity' && is(0x1f, 0x8b)) {
+    message =
+      'is gzip-compressed (it starts with the gzip magic bytes 1f 8b) but was sent as plain ' +
+      'text/csv: send it with Content-Encoding: gzip, or as application/gzip';
+  } else if (is(0xff, 0xfe) || is(0xfe, 0xff)) {
+    message = 'is UTF-16 encoded (it starts with a UTF-16 byte order mark): save the CSV file as UTF-8';
+  } else if (is(0x50, 0x4b, 0x03, 0x04)) {
+    message = 'is a ZIP archive (an .xlsx workbook is one), not a CSV file: export the FOCUS data as CSV';
+  }
+  if (message) throw new ValidationError([{ field: 'body', message }], refusal);
 }
 
 /** A damaged gzip stream, as a problem of the file; anything else is not the file's fault. */
