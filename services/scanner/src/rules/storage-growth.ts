@@ -38,6 +38,8 @@ export const storageGrowth: Rule = {
           title: this.title,
           description: `Storage cost ${money(change.after)} ${currency} a day in ${change.to}, ${(change.growth * 100).toFixed(0)}% more than in ${change.from} (${money(increase)} ${currency} a month more).`,
           recommendation: this.recommendation,
+          // The monthly increase is the later month's daily average against the earlier one's.
+          projectedFromDays: months.get(change.to)!.days,
           currency,
         },
       ];

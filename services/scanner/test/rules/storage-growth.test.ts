@@ -53,5 +53,8 @@ describe('storage-growth-month-over-month', () => {
     });
     const [result] = storageGrowth.evaluate(data({ ...twoMonths, daily: rows }), context());
     expect(result!.description).toContain('30% more than in 2024-08');
+    // The monthly increase rests on September's 10 days: (13 - 10) x 30.44.
+    expect(result!.description).toContain(`(${Math.round(3 * 30.44 * 100) / 100} USD a month more)`);
+    expect(result!.projectedFromDays).toBe(10);
   });
 });
