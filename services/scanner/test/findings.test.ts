@@ -107,7 +107,7 @@ describe('recordFindings across scans', () => {
 
     // Scan 1: three problems, all new.
     const first = await scan(teamId, projectId, [
-      result('idle', 'i-a', { estimatedMonthlySavings: 40 }),
+      result('idle', 'i-a', { estimatedMonthlySavings: 40, projectedFromDays: 9 }),
       result('idle', 'i-b'),
       result('untagged', 'i-c', { severity: 'low' }),
     ]);
@@ -123,7 +123,12 @@ describe('recordFindings across scans', () => {
 
     // Scan 2: a again (more severe), c again (suppressed), b gone.
     const second = await scan(teamId, projectId, [
-      result('idle', 'i-a', { severity: 'high', estimatedMonthlySavings: 55, title: 'Idle, worse' }),
+      result('idle', 'i-a', {
+        severity: 'high',
+        estimatedMonthlySavings: 55,
+        projectedFromDays: 30,
+        title: 'Idle, worse',
+      }),
       result('untagged', 'i-c', { severity: 'low' }),
     ]);
     expect(second.findingsCount).toBe(2);
@@ -134,7 +139,10 @@ describe('recordFindings across scans', () => {
       scanId: second.scanId,
       title: 'Idle, worse',
       estimatedMonthlySavings: 55,
+      projectedFromDays: 30,
     });
+    // A finding without a monthly figure has no days to state.
+    expect(list.get(c)!.projectedFromDays).toBeUndefined();
     expect(list.get(b)).toMatchObject({ status: 'resolved', scanId: first.scanId });
     expect(list.get(b)!.resolvedAt).toBeDefined();
     expect(list.get(c)).toMatchObject({ status: 'suppressed', suppressionReason: 'Accepted: lab machine' });
