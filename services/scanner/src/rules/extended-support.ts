@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { coveredDays, money, perMonth, projectedDays, resourceTypeOf } from './window';
+import { coveredDays, money, perMonth, projectedDays, resourceTypeOf, spanText } from './window';
 
 /** Charges for running an engine or runtime past its standard support (RDS, EKS, ... Extended Support). */
 const extendedSupport = /\bextended support\b/i;
@@ -33,7 +33,7 @@ export const extendedSupportCharges: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} is billed "${resource.chargeDescription}": ${money(surcharge)} ${currency} of surcharge over ${money(days)} days, of ${money(resource.effectiveCost)} ${currency} in all.`,
+          description: `${resource.resourceId} is billed "${resource.chargeDescription}": ${money(surcharge)} ${currency} of surcharge over ${spanText(resource)}, of ${money(resource.effectiveCost)} ${currency} in all.`,
           recommendation: `Upgrade ${resource.resourceId} to a supported version: the surcharge, ${savings} ${currency} a month, stops.`,
           estimatedMonthlySavings: savings,
           projectedFromDays: projectedDays(days),

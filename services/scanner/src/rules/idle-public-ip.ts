@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { coveredDays, money, monthlyCostOf, projectedDays } from './window';
+import { coveredDays, money, monthlyCostOf, projectedDays, spanText } from './window';
 
 /** Providers describe the hourly charge of an address attached to nothing as "idle" (AWS: Idle public IPv4 address). */
 const idleAddress = /\bidle\b.*\b(ip|ipv4|ipv6|address)\b/i;
@@ -27,7 +27,7 @@ export const idlePublicIp: Rule = {
           resourceType: resource.resourceType || 'public-ip',
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} was billed as an idle address ("${resource.chargeDescription}") for ${resource.hoursSeen} hours over ${money(days)} days: ${money(resource.effectiveCost)} ${currency}.`,
+          description: `${resource.resourceId} was billed as an idle address ("${resource.chargeDescription}") for ${resource.hoursSeen} hours over ${spanText(resource)}: ${money(resource.effectiveCost)} ${currency}.`,
           recommendation: `Release ${resource.resourceId} if nothing needs it: ${savings} ${currency} a month.`,
           estimatedMonthlySavings: savings,
           projectedFromDays: projectedDays(days),

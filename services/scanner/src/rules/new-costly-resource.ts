@@ -44,7 +44,7 @@ export const newCostlyResource: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} (${resource.serviceName}) first billed ${resource.firstSeen.slice(0, 10)}: ${money(resource.effectiveCost)} ${currency} over ${money(activeDays)} days, a run rate of ${money(runRate)} ${currency} a month (projected from ${projectedDays(activeDays)} days).`,
+          description: `${resource.resourceId} (${resource.serviceName}) first billed ${resource.firstSeen.slice(0, 10)}: ${money(resource.effectiveCost)} ${currency} over ${money(activeDays)} day${activeDays === 1 ? '' : 's'}, a run rate of ${money(runRate)} ${currency} a month (projected from ${projectedDays(activeDays)} days).`,
           recommendation: this.recommendation,
           projectedFromDays: projectedDays(activeDays),
           currency,

@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { coveredDays, money, perMonth, projectedDays } from './window';
+import { coveredDays, money, perMonth, projectedDays, spanText } from './window';
 
 /** Reserved capacity (FOCUS 1.1 CapacityReservationStatus Unused) billed while nothing ran in it. */
 export const unusedCapacityReservation: Rule = {
@@ -26,7 +26,7 @@ export const unusedCapacityReservation: Rule = {
           resourceType: resource.resourceType || 'capacity-reservation',
           severity: this.severity,
           title: this.title,
-          description: `Capacity reservation ${reservation} was billed ${money(resource.unusedCapacityReservationCost)} ${currency} for unused capacity over ${money(days)} days.`,
+          description: `Capacity reservation ${reservation} was billed ${money(resource.unusedCapacityReservationCost)} ${currency} for unused capacity over ${spanText(resource)}.`,
           recommendation: `Cancel or shrink ${reservation}: ${savings} ${currency} a month.`,
           estimatedMonthlySavings: savings,
           projectedFromDays: projectedDays(days),

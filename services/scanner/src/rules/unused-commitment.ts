@@ -1,5 +1,5 @@
 import type { Rule, RuleResult } from './types';
-import { coveredDays, money, perMonth, projectedDays } from './window';
+import { coveredDays, money, perMonth, projectedDays, spanText } from './window';
 
 /** A commitment (savings plan, reserved instance) whose paid-for capacity went partly or wholly unused. */
 export const unusedCommitment: Rule = {
@@ -34,7 +34,7 @@ export const unusedCommitment: Rule = {
         resourceType: commitment.commitmentDiscountType || 'commitment',
         severity: this.severity,
         title: this.title,
-        description: `${kind} ${id}: ${Math.round(share * 100)}% unused over ${money(days)} days (${money(unused)} ${currency} unused, ${money(commitment.usedCost)} ${currency} used).`,
+        description: `${kind} ${id}: ${Math.round(share * 100)}% unused over ${spanText(commitment)} (${money(unused)} ${currency} unused, ${money(commitment.usedCost)} ${currency} used).`,
         recommendation: `Put usage on ${id} or exchange it: the unused part costs ${savings} ${currency} a month.`,
         estimatedMonthlySavings: savings,
         projectedFromDays: projectedDays(days),
@@ -58,7 +58,7 @@ export const unusedCommitment: Rule = {
         resourceType: resource.commitmentDiscountType || resource.resourceType || 'commitment',
         severity: this.severity,
         title: this.title,
-        description: `${kind} ${resource.resourceId}: ${money(resource.unusedCommitmentCost)} ${currency} billed as unused over ${money(days)} days.`,
+        description: `${kind} ${resource.resourceId}: ${money(resource.unusedCommitmentCost)} ${currency} billed as unused over ${spanText(resource)}.`,
         recommendation: `Put usage on ${resource.resourceId} or exchange it: the unused part costs ${savings} ${currency} a month.`,
         estimatedMonthlySavings: savings,
         projectedFromDays: projectedDays(days),

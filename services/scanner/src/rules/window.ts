@@ -33,7 +33,15 @@ export const dataDays = (data: ScanData): number => dataHours(data) / 24;
 export const coveredDays = (resource: Pick<ScanResource, 'firstSeen' | 'lastSeen'>): number =>
   Math.max(1, (Date.parse(resource.lastSeen) - Date.parse(resource.firstSeen)) / dayMs);
 
-/** What a cost observed over `days` covered days comes to per month. */
+/** The span from first to last seen as a person reads it: "5 hours", "1 day", "20.5 days". */
+export function spanText(item: Pick<ScanResource, 'firstSeen' | 'lastSeen'>): string {
+  const hours = (Date.parse(item.lastSeen) - Date.parse(item.firstSeen)) / 3_600_000;
+  if (hours < 24) return `${Math.round(hours)} hour${Math.round(hours) === 1 ? '' : 's'}`;
+  const days = Math.round((hours / 24) * 100) / 100;
+  return `${days} day${days === 1 ? '' : 's'}`;
+}
+
+/** What a cost observed over `days` covered days comes to per month (a span under a day counts as one). */
 export const perMonth = (cost: number, days: number): number => (cost / Math.max(days, 1)) * daysPerMonth;
 
 /** A resource's cost per month, over the days it was seen. */
