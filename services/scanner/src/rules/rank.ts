@@ -1,5 +1,9 @@
 import type { RuleResult, ScanData } from './types';
-import { money, monthlyCostOf } from './window';
+import { dataSpan, money, monthlyCostOf } from './window';
+
+/** A resource not billed in the data's last this many days is taken as gone: nothing is left to save. */
+export const goneAfterDays = 2;
+const dayMs = 86_400_000;
 
 /**
  * Rules whose advice on one resource excludes the others': commit to it, schedule it, move it to a
@@ -19,10 +23,36 @@ export const exclusiveRules: ReadonlySet<string> = new Set([
  *   is an alternative to it and carries none;
  * - the savings left on the resource (the best exclusive one and additive ones such as extended
  *   support) are capped, in that order, at the resource's monthly cost.
- * Findings about a connection, a service, a tag or a commitment discount (no resource of the data) pass
- * unchanged.
+ * A resource (or commitment) last billed more than `goneAfterDays` days before the data ends is taken
+ * as gone (released, deleted, expired): its findings keep their text, say so, and carry no savings.
+ * Findings about a connection, a service or a tag (no resource of the data) pass unchanged.
  */
 export function rankSavings(results: RuleResult[], data: ScanData): RuleResult[] {
+  return capSavings(withoutGone(results, data), data);
+}
+
+function withoutGone(results: RuleResult[], data: ScanData): RuleResult[] {
+  const { end } = dataSpan(data);
+  const lastSeen = new Map<string, number>();
+  for (const item of [
+    ...data.resources.map((r) => ({ id: r.resourceId, lastSeen: r.lastSeen })),
+    ...data.commitments.map((c) => ({ id: c.commitmentDiscountId, lastSeen: c.lastSeen })),
+  ])
+    lastSeen.set(item.id, Math.max(lastSeen.get(item.id) ?? 0, Date.parse(item.lastSeen)));
+  return results.map((result) => {
+    const last = lastSeen.get(result.resourceId);
+    if (result.estimatedMonthlySavings === undefined || last === undefined) return result;
+    if (end - last <= goneAfterDays * dayMs) return result;
+    const { estimatedMonthlySavings: _savings, projectedFromDays: _days, ...rest } = result;
+    const date = new Date(last - 1).toISOString().slice(0, 10);
+    return {
+      ...rest,
+      description: `${result.description} Last billed on ${date}, ${Math.floor((end - last) / dayMs)} days before the data ends: if it is gone, nothing is left to save.`,
+    };
+  });
+}
+
+function capSavings(results: RuleResult[], data: ScanData): RuleResult[] {
   const monthlyCost = new Map(
     data.resources.map((resource) => [`${resource.resourceId}`, monthlyCostOf(resource)]),
   );

@@ -126,4 +126,28 @@ describe('ranking exclusive recommendations', () => {
     ];
     expect(rankSavings(results, data())).toEqual(results);
   });
+
+  it.each([
+    { name: 'billed to the end of the data', lastSeen: '2024-10-01', gone: false },
+    { name: 'last billed two days before the end', lastSeen: '2024-09-29', gone: false },
+    { name: 'last billed on 12 September (released)', lastSeen: '2024-09-13', gone: true },
+  ])('an idle address $name', ({ lastSeen, gone }) => {
+    const address = resource({
+      resourceId: 'eip-1',
+      chargeDescription: 'Idle public IPv4 address',
+      effectiveCost: 1.44,
+      lastSeen: `${lastSeen}T00:00:00.000Z`,
+    });
+    const [result] = scan(data({ resources: [address] }));
+    if (!gone) {
+      expect(result!.estimatedMonthlySavings).toBeGreaterThan(0);
+      expect(result!.description).not.toContain('Last billed');
+      return;
+    }
+    expect(result!.estimatedMonthlySavings).toBeUndefined();
+    expect(result!.projectedFromDays).toBeUndefined();
+    expect(result!.description).toContain(
+      'Last billed on 2024-09-12, 18 days before the data ends: if it is gone, nothing is left to save.',
+    );
+  });
 });
