@@ -206,6 +206,7 @@ describe('messageWriter over the contracts', () => {
       periodStart: createdAt,
       periodEnd: createdAt,
       evaluatedAt: null,
+      dataThrough: null,
       createdAt,
       updatedAt: createdAt,
     };
@@ -215,6 +216,7 @@ describe('messageWriter over the contracts', () => {
     expect(message.thresholds[1]!.notifiedAt).toBeUndefined();
     expect(message.unconvertedSpend[0]).toMatchObject({ currency: 'EUR', amount: 3 });
     expect(message.evaluatedAt).toBeUndefined();
+    expect(message.dataThrough).toBeUndefined();
     expect(message.createdAt).toEqual(timestampFromDate(createdAt));
   });
 
