@@ -250,11 +250,11 @@ export interface paths {
     /**
      * Get the cost posture
      * @description The cost posture of one project, or of the whole team when `project_id` is omitted: `score` is
-     *     the sum of `breakdown`: `budget_compliance` (0..40, share of the non-archived budgets that are
-     *     not breached), `tag_coverage` (0..30, share of the effective cost of the 30 days up to `date`
+     *     the sum of `breakdown`: `budget_compliance` (0..40, share of the non-archived budgets with data
+     *     in their current period, `data_through` set, that are not breached), `tag_coverage` (0..30, share of the effective cost of the 30 days up to `date`
      *     that can carry tags and carries every tag key the team requires) and `recommendation_adoption`
      *     (0..30, share of the findings raised in those 30 days that are resolved or suppressed). A part
-     *     with nothing to measure (no budget; no required tag key or no taggable cost in the window; no
+     *     with nothing to measure (no budget with data in its period; no required tag key or no taggable cost in the window; no
      *     scan completed and no finding raised in the window) is left out: its value is `null`,
      *     `max_score` is the sum of the measured parts' maxima, and `grade` comes from
      *     `score / max_score` (`null` when nothing is measured). Parts are whole numbers that add up to
@@ -1383,7 +1383,12 @@ export interface components {
        */
       grade: 'A' | 'B' | 'C' | 'D' | 'F' | null;
       breakdown: {
-        /** @description 40 x the share of non-archived budgets not breached; `null` when the scope has no non-archived budget. */
+        /**
+         * @description 40 x the share of the non-archived budgets with data in their current period (`data_through`
+         *     set) that are not breached. A budget whose period holds no cost yet (for instance only last
+         *     month's export was uploaded) is not counted: not being breached means nothing without data.
+         *     `null` when the scope has no such budget.
+         */
         budget_compliance: number | null;
         /**
          * @description 30 x the share of the effective cost of the 30 days up to `date` that can carry tags and

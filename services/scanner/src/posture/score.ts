@@ -11,7 +11,10 @@ const parts = Object.keys(WEIGHTS) as Part[];
 
 /** Each part's input; null when the part has nothing to measure and is left out. */
 export interface PostureInputs {
-  /** Non-archived budgets of the scope, and how many of them are breached; null when there is none. */
+  /**
+   * Non-archived budgets of the scope with data in their current period (`data_through` set), and how
+   * many of them are breached; null when there is none.
+   */
   budgets: { active: number; breached: number } | null;
   /**
    * Share (0..1) of the scope's taggable cost of the window carrying every required tag key; null when

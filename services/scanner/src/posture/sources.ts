@@ -23,7 +23,11 @@ export interface PostureSources {
   projectConnections(teamId: string, projectId: string): Promise<string[]>;
   /** Every connection of the team. */
   teamConnections(teamId: string): Promise<string[]>;
-  /** Non-archived budgets of the team (of one project when given): active and breached counts. */
+  /**
+   * Non-archived budgets of the team (of one project when given) with data in their current period
+   * (`data_through` set): active and breached counts. A budget whose period holds no cost yet is not
+   * counted: "not breached" means nothing when nothing was measured.
+   */
   budgetCounts(teamId: string, projectId: string | null): Promise<{ active: number; breached: number }>;
   /** The tag keys the team requires on its cost. */
   requiredTags(teamId: string): Promise<string[]>;
@@ -65,14 +69,18 @@ export function postureSourcesOverRpc(clients: PostureClients): PostureSources {
       }
     },
     async budgetCounts(teamId, projectId) {
-      // The totals of two one-row pages count the budgets without paging through them.
-      const countOf = async (status: string) =>
-        (
-          await clients.budgets.listBudgets(
-            { projectId: projectId ?? undefined, status, page: { page: 1, perPage: 1 } },
+      // Paged through: whether a budget has data in its current period (data_through) is per budget.
+      const countOf = async (status: string) => {
+        let withData = 0;
+        for (let page = 1; ; page++) {
+          const { budgets, meta } = await clients.budgets.listBudgets(
+            { projectId: projectId ?? undefined, status, page: { page, perPage: PAGE } },
             { teamId },
-          )
-        ).meta?.totalCount ?? 0;
+          );
+          withData += budgets.filter((budget) => budget.dataThrough !== undefined).length;
+          if (page >= (meta?.totalPages ?? 0) || budgets.length === 0) return withData;
+        }
+      };
       const [active, breached] = await Promise.all([countOf('active'), countOf('breached')]);
       return { active, breached };
     },
