@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import assert from 'node:assert/strict';
+import { usageBased } from './focus';
 
 /**
  * The repository's FOCUS sample, read by the scanner's tests and the REST scan test. node:assert, not
@@ -243,9 +244,7 @@ export function expectedFindings(connectionId: string, requiredTags: string[]): 
   }
   assert.equal(new Set(rows.map((row) => row.month)).size, 1);
   const daily = new Map<string, number>();
-  for (const row of rows.filter(
-    (r) => r.frequency === 'Usage-Based' || (!r.frequency && r.category === 'Usage'),
-  ))
+  for (const row of rows.filter((r) => usageBased(r.category, r.frequency)))
     daily.set(row.day, (daily.get(row.day) ?? 0) + row.effective);
   assert.ok(Math.max(...[...daily.values()]) < 50);
 

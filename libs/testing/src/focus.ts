@@ -96,3 +96,20 @@ export function recordLines(file: Uint8Array | string): number[] {
     ({ record, info }) => info.lines - record.reduce((sum, field) => sum + field.split('\n').length - 1, 0),
   );
 }
+
+const nullText = (value: string | null | undefined) =>
+  value === undefined || value === null || value === '' || value.toLowerCase() === 'null';
+
+/**
+ * Whether a FOCUS row is usage-based by the rule docs/decisions.md writes down, read by the tests on
+ * their own (never costs' SQL): `ChargeCategory` `Usage` and `ChargeFrequency` `Usage-Based`, in any
+ * case; a null column (absent, empty, `NULL`, `null`) does not decide, so a row with neither is usage.
+ */
+export function usageBased(
+  category: string | null | undefined,
+  frequency: string | null | undefined,
+): boolean {
+  const categoryIsUsage = nullText(category) || category!.toLowerCase() === 'usage';
+  const frequencyIsUsage = nullText(frequency) || frequency!.toLowerCase() === 'usage-based';
+  return categoryIsUsage && frequencyIsUsage;
+}

@@ -3,22 +3,57 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, migrationsFrom, type Db } from '@costgov/db';
 import { newId } from '@costgov/ids';
 import { freshDb } from '@costgov/testing';
+import { usageBasedSql } from '../src/cost-data/usage-based';
 
 const all = migrationsFrom(path.join(__dirname, '../src/db/migrations'));
 const team = newId('team');
 const connection = newId('connection');
 
-// Raw rows as uploads before migration 0005 stored them, and whether each is usage-based by the rule
-// docs/decisions.md states (the test's own reading of it).
+// Raw rows as uploads before migration 0005 stored them, and whether each is usage-based and taggable
+// by the rules docs/decisions.md states (the test's own reading of them).
 const raw = [
-  { day: '2026-10-01', frequency: 'Recurring', category: 'Purchase', cost: 300, usage: false },
-  { day: '2026-10-01', frequency: 'Usage-Based', category: 'Usage', cost: 12.5, usage: true },
-  { day: '2026-10-02', frequency: 'Usage-based', category: 'Adjustment', cost: 1.5, usage: true },
-  { day: '2026-10-02', frequency: null, category: 'Usage', cost: 10, usage: true },
-  { day: '2026-10-02', frequency: null, category: 'Tax', cost: 4, usage: false },
-  { day: '2026-10-03', frequency: null, category: 'Credit', cost: -2, usage: false },
-  { day: '2026-10-03', frequency: 'One-Time', category: 'Usage', cost: 50, usage: false },
+  {
+    day: '2026-10-01',
+    frequency: 'Recurring',
+    category: 'Purchase',
+    cost: 300,
+    usage: false,
+    resource: 'sp-1',
+  },
+  {
+    day: '2026-10-01',
+    frequency: 'Usage-Based',
+    category: 'Usage',
+    cost: 12.5,
+    usage: true,
+    resource: 'i-1',
+  },
+  {
+    day: '2026-10-01',
+    frequency: 'USAGE-BASED',
+    category: 'usage',
+    cost: 0.25,
+    usage: true,
+    resource: 'i-2',
+  },
+  {
+    day: '2026-10-02',
+    frequency: 'Usage-based',
+    category: 'Adjustment',
+    cost: 1.5,
+    usage: false,
+    resource: null,
+  },
+  { day: '2026-10-02', frequency: 'Usage-Based', category: 'Tax', cost: 0.75, usage: false, resource: null },
+  { day: '2026-10-02', frequency: null, category: 'Usage', cost: 10, usage: true, resource: 'i-1' },
+  { day: '2026-10-02', frequency: null, category: 'Tax', cost: 4, usage: false, resource: null },
+  { day: '2026-10-02', frequency: null, category: null, cost: 3, usage: true, resource: 'i-3' },
+  { day: '2026-10-03', frequency: 'Recurring', category: null, cost: 20, usage: false, resource: 'vol-1' },
+  { day: '2026-10-03', frequency: null, category: 'Credit', cost: -2, usage: false, resource: null },
+  { day: '2026-10-03', frequency: 'One-Time', category: 'Usage', cost: 50, usage: false, resource: 'i-1' },
 ];
+const untaggable = (row: (typeof raw)[number]) =>
+  !row.resource || ['Tax', 'Credit', 'Purchase', 'Adjustment'].includes(row.category ?? '');
 
 let db: Db;
 
@@ -36,9 +71,9 @@ beforeAll(async () => {
     await db.query(
       `INSERT INTO cost_records (connection_id, upload_id, billing_period_start, billing_period_end,
          charge_period_start, charge_period_end, billed_cost, effective_cost, billing_currency,
-         charge_frequency, charge_category, service_name)
-       VALUES ($1, 'u', '2026-10-01', '2026-11-01', $2::date, $2::date + 1, $3, $3, 'USD', $4, $5, 'EC2')`,
-      [connection, row.day, row.cost, row.frequency, row.category],
+         charge_frequency, charge_category, service_name, resource_id)
+       VALUES ($1, 'u', '2026-10-01', '2026-11-01', $2::date, $2::date + 1, $3, $3, 'USD', $4, $5, 'EC2', $6)`,
+      [connection, row.day, row.cost, row.frequency, row.category, row.resource],
     );
   await migrate(db, all);
 });
@@ -46,25 +81,39 @@ beforeAll(async () => {
 afterAll(() => db?.close());
 
 describe('migration 0005 on data stored before it', () => {
+  it('is the only migration after 0004, and rolls up by the one usage-based rule uploads use', () => {
+    expect(all.filter((m) => m.name >= '0005').map((m) => m.name)).toEqual(['0005_rollup_frequency']);
+    expect(all.at(-1)!.sql).toContain(usageBasedSql('r'));
+  });
+
   it('rolls up the raw rows again, usage-based apart, per day', async () => {
     const { rows } = await db.query<{
       day: string;
       usage_based: boolean;
       effective: number;
+      untaggable: number;
       records: number;
     }>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, usage_based, effective_cost AS effective, records::int AS records
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, usage_based, effective_cost::float8 AS effective,
+         untaggable_cost::float8 AS untaggable, records::int AS records
        FROM daily_spend WHERE connection_id = $1 ORDER BY day, usage_based`,
       [connection],
     );
     const expected = new Map<
       string,
-      { day: string; usage_based: boolean; effective: number; records: number }
+      { day: string; usage_based: boolean; effective: number; untaggable: number; records: number }
     >();
     for (const row of raw) {
       const key = `${row.day} ${row.usage}`;
-      const entry = expected.get(key) ?? { day: row.day, usage_based: row.usage, effective: 0, records: 0 };
+      const entry = expected.get(key) ?? {
+        day: row.day,
+        usage_based: row.usage,
+        effective: 0,
+        untaggable: 0,
+        records: 0,
+      };
       entry.effective += row.cost;
+      if (untaggable(row)) entry.untaggable += row.cost;
       entry.records += 1;
       expected.set(key, entry);
     }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
 import type { RpcClient } from '@costgov/rpc';
-import { uploadParts } from '@costgov/testing';
+import { uploadParts, usageBased } from '@costgov/testing';
 import { focusLines } from '../src/cost-data/generate';
 import { startCosts, type CostsUnderTest } from './fixture';
 
@@ -30,8 +30,10 @@ interface Row {
   currency: string;
   effective: number;
   tags: Record<string, string>;
-  /** The forecast's split, read by the test: ChargeFrequency Usage-Based (any case), or none and a usage category. */
+  /** The forecast's split, by the test kit's own reading of the rule (docs/decisions.md). */
   usage: boolean;
+  category: string;
+  frequency: string;
   /** False for a row without a ResourceId or whose ChargeCategory is Tax, Credit, Purchase or Adjustment. */
   taggable: boolean;
 }
@@ -45,10 +47,9 @@ function rowsOf(file: Buffer): Row[] {
     currency: record.BillingCurrency!,
     effective: Number(record.EffectiveCost),
     tags: record.Tags === 'NULL' || !record.Tags ? {} : (JSON.parse(record.Tags) as Record<string, string>),
-    usage:
-      record.ChargeFrequency && record.ChargeFrequency !== 'NULL'
-        ? record.ChargeFrequency.toLowerCase() === 'usage-based'
-        : !['Purchase', 'Tax', 'Credit', 'Adjustment'].includes(record.ChargeCategory ?? ''),
+    usage: usageBased(record.ChargeCategory, record.ChargeFrequency),
+    category: record.ChargeCategory ?? '',
+    frequency: record.ChargeFrequency ?? '',
     taggable:
       !['', 'NULL', undefined].includes(record.ResourceId) &&
       !['Tax', 'Credit', 'Purchase', 'Adjustment'].includes(record.ChargeCategory!),
@@ -72,8 +73,12 @@ describe('spend of uploaded FOCUS files, read from the rollups', () => {
     expect(all.byCurrency.map((c) => c.currency)).toEqual(['USD']);
     expect(all.byCurrency[0]!.amount).toBeCloseTo(sum(rows), 8);
     expect(all.converted).toBeCloseTo(sum(rows), 8);
-    // The sample's one-time credit is the only row that is not usage-based.
-    expect(rows.filter((row) => !row.usage).length).toBeGreaterThan(0);
+    // The sample writes 'Usage-based' beside 'Usage-Based': its usage rows count whatever the case, its
+    // adjustments marked 'Usage-based' and its one-time credit do not.
+    const kinds = (usage: boolean) =>
+      new Set(rows.filter((row) => row.usage === usage).map((row) => `${row.category}/${row.frequency}`));
+    expect(kinds(true)).toEqual(new Set(['Usage/Usage-Based', 'Usage/Usage-based']));
+    expect(kinds(false)).toEqual(new Set(['Adjustment/Usage-based', 'Credit/One-Time']));
     expect(all.usageConverted).toBeCloseTo(sum(rows.filter((row) => row.usage)), 8);
     expect(all.lastUsageDay).toBe(
       rows

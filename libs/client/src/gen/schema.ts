@@ -251,15 +251,17 @@ export interface paths {
      * Get the cost posture
      * @description The cost posture of one project, or of the whole team when `project_id` is omitted: `score` is
      *     the sum of `breakdown`: `budget_compliance` (0..40, share of the non-archived budgets with data
-     *     in their current period, `data_through` set, that are not breached), `tag_coverage` (0..30, share of the effective cost of the 30 days up to `date`
-     *     that can carry tags and carries every tag key the team requires) and `recommendation_adoption`
-     *     (0..30, share of the findings raised in those 30 days that are resolved or suppressed). A part
-     *     with nothing to measure (no budget with data in its period; no required tag key or no taggable cost in the window; no
-     *     scan completed and no finding raised in the window) is left out: its value is `null`,
-     *     `max_score` is the sum of the measured parts' maxima, and `grade` comes from
-     *     `score / max_score` (`null` when nothing is measured). Parts are whole numbers that add up to
-     *     the rounded score. `trend` compares `score / max_score` with the posture of seven days earlier:
-     *     a change under 3 points of 100, or no posture that day, is `stable`.
+     *     in their current period, `data_through` set, that are not breached), `tag_coverage` (0..30,
+     *     share of the effective cost of the 30 days up to `date` that can carry tags and carries every
+     *     tag key the team requires) and `recommendation_adoption` (0..30, share of the findings open at
+     *     some point in those 30 days, however old, that were suppressed or that a scan resolved while
+     *     still reading cost of their resource). A part with nothing to measure (no budget with data in
+     *     its period; no required tag key or no taggable cost in the window; no scan completed and no
+     *     finding open in the window) is left out: its value is `null`, `max_score` is the sum of the
+     *     measured parts' maxima, and `grade` comes from `score / max_score` (`null` when nothing is
+     *     measured). Parts are whole numbers that add up to the rounded score. `trend` compares
+     *     `score / max_score` with the posture of seven days earlier: a change under 3 points of 100, or
+     *     no posture that day, is `stable`.
      *
      *     Today's posture (the default `date`, UTC) is computed on read, reused for up to 5 seconds per
      *     scope (`POSTURE_CACHE_MS`), and kept as today's snapshot; every scope read in the last 30 days also gets a snapshot each day from an hourly
@@ -1399,9 +1401,14 @@ export interface components {
          */
         tag_coverage: number | null;
         /**
-         * @description 30 x the share of the findings raised (first found) in the 30 days up to `date` that are now
-         *     resolved or suppressed; 30 when a scan completed in that window and raised none; `null` when
-         *     no scan completed in the window and none was raised in it.
+         * @description 30 x the share of the findings open at some point in the 30 days up to `date` (raised before
+         *     its end and not resolved before its start, however old) that were dealt with: suppressed by
+         *     a person, or resolved in the window by a scan that still read cost of the finding's resource
+         *     (still billed, no longer reported). A finding a scan resolved because its resource was no
+         *     longer among the scanned resources (no longer billed, its connection left the project, or
+         *     no single resource) counts neither way: nothing says anyone acted. 30 when a scan completed
+         *     in the window with no such finding; `null` when no scan completed in the window and there is
+         *     none.
          */
         recommendation_adoption: number | null;
       };
@@ -1748,8 +1755,9 @@ export interface components {
       percentage_used: number;
       /**
        * @description (extension) Estimated spend at the end of the period, rounded to cents: the usage-based part of
-       *     `current_spend` (FOCUS `ChargeFrequency` `Usage-Based`, or no `ChargeFrequency` and a
-       *     `ChargeCategory` other than `Purchase`, `Tax`, `Credit` and `Adjustment`) at its linear run rate
+       *     `current_spend` (FOCUS `ChargeCategory` `Usage` and `ChargeFrequency` `Usage-Based`, both in
+       *     any case; a null column does not decide, so a row with neither is usage and a `Purchase`, `Tax`,
+       *     `Credit` or `Adjustment` row never is) at its linear run rate
        *     (divided by the part of the period it covers, times the whole period), plus the rest (recurring
        *     fees, one-time purchases, taxes, credits, adjustments) once, as booked: a monthly fee charged on
        *     the 1st is not multiplied. The covered part ends with the last charge day with usage-based data

@@ -13,6 +13,7 @@ import {
   type FocusFileFacts,
   type ReadOptions,
 } from './reader';
+import { usageBasedSql } from './usage-based';
 
 export interface CurrencyTotals {
   currency: string;
@@ -70,20 +71,13 @@ const stagingDefinition = `(
   host_provider_name text, contract_applied jsonb, allocated_method_id text, allocated_method_details jsonb,
   allocated_resource_id text, allocated_resource_name text, allocated_tags jsonb)`;
 
-/**
- * Whether a row's spend follows usage (a forecast projects it at its run rate) or is a fee, purchase,
- * tax, credit or adjustment counted once: ChargeFrequency 'Usage-Based' is (in any case: the FOCUS
- * sample writes 'Usage-based'), 'Recurring' and 'One-Time' are not; without a ChargeFrequency (FOCUS
- * 1.0, or null) every ChargeCategory but Purchase, Tax, Credit and Adjustment is. Migration 0005 rolls
- * up earlier rows by the same rule.
- */
-const usageBased = `coalesce(lower(charge_frequency) = 'usage-based',
-  coalesce(charge_category, '') NOT IN ('Purchase', 'Tax', 'Credit', 'Adjustment'))`;
+/** Whether a row's spend follows usage: costgov's one rule (./usage-based). */
+const usageBased = usageBasedSql();
 
 /**
  * Whether a row's spend cannot carry tags: no ResourceId, or ChargeCategory Tax, Credit, Purchase or
  * Adjustment (the scanner's untaggableCategories). Its effective cost is the rollups' `untaggable_cost`,
- * left out of the cost posture's tag coverage; migration 0006 rolls up earlier rows by the same rule.
+ * left out of the cost posture's tag coverage; migration 0005 rolls up earlier rows by the same rule.
  */
 const untaggable = `coalesce(resource_id, '') = '' OR charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment')`;
 

@@ -3,6 +3,7 @@ import type { Db } from '@costgov/db';
 import { ValidationError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import type { DomainShape } from '@costgov/rpc';
+import { usageBasedSql } from '../cost-data/usage-based';
 
 const dayMs = 86_400_000;
 const defaultDays = 62;
@@ -42,9 +43,9 @@ const scoped = `SELECT * FROM cost_records WHERE connection_id = ANY ($1::text[]
 const dataTransfer = `charge_category = 'Usage' AND lower(coalesce(pricing_unit, consumed_unit, '')) IN ('gb', 'gib')
   AND coalesce(service_category, '') <> 'Management and Governance'`;
 
-// Usage-based charges: FOCUS ChargeFrequency Usage-Based, or (the column absent, FOCUS 1.0) usage rows.
-// Recurring fees, one-time purchases, taxes, credits and adjustments are not daily usage.
-const usageBased = `coalesce(charge_frequency = 'Usage-Based', charge_category = 'Usage', false)`;
+// Usage-based charges by costgov's one rule (cost-data/usage-based.ts): recurring fees, one-time
+// purchases, taxes, credits and adjustments are not daily usage.
+const usageBased = usageBasedSql();
 
 // Charges that cannot carry tags nor belong to a resource, by FOCUS ChargeCategory (the scanner's
 // untaggableCategories): left out of the untagged and unattributed totals, counted apart.
@@ -72,7 +73,7 @@ const stringTags = (tags: unknown): Record<string, string> => {
  * service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
  * rows leave the database as a few thousand resources.
  */
-export function scanDataQueries({ db }: { db: Db }) {
+export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: () => Date }) {
   /** One query in a transaction of its own, with room to sort and hash a million rows in memory. */
   const query = (sql: string, params: unknown[]) =>
     db.transaction(async (tx) => {
@@ -81,6 +82,7 @@ export function scanDataQueries({ db }: { db: Db }) {
     });
 
   async function getScanData(teamId: string, request: ScanDataRequest): Promise<ScanDataResult> {
+    const requestedAt = now();
     const days = request.days || defaultDays;
     const maxResources = request.maxResources || defaultMaxResources;
     const problems = [];
@@ -168,7 +170,8 @@ export function scanDataQueries({ db }: { db: Db }) {
            coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
              AND (tags IS NULL OR tags = '{}'::jsonb)), 0)::float8 AS untagged,
            coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') = ''), 0)::float8 AS unattributed,
-           count(DISTINCT resource_id)::int AS resources, count(*)::bigint AS records
+           count(DISTINCT resource_id)::int AS resources, count(*)::bigint AS records,
+           max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
          FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
         params,
       ),
@@ -313,6 +316,10 @@ export function scanDataQueries({ db }: { db: Db }) {
         untaggableCategoryCost: num(row.untaggable_category),
         resources: num(row.resources),
         records: BigInt(text(row.records) || '0'),
+        // Capped at now: a row dated in the future does not move where the data ends.
+        dataEnd: row.usage_end
+          ? new Date(Math.min(new Date(row.usage_end as string).getTime(), requestedAt.getTime()))
+          : null,
       })),
       daily: keptDaily,
       tagUsage: keptTags,

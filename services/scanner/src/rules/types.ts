@@ -42,8 +42,8 @@ export type ScanResource = Omit<
 
 /**
  * Cost of one UTC day (YYYY-MM-DD) of one connection and service, with its data transfer part and its
- * usage-based part (`usageCost`: ChargeFrequency Usage-Based, or no ChargeFrequency and ChargeCategory
- * Usage), the only part daily anomaly rules judge.
+ * usage-based part (`usageCost`, by costs' one rule: ChargeCategory Usage and ChargeFrequency
+ * Usage-Based, in any case, a null column not deciding), the only part daily anomaly rules judge.
  */
 export type DailyServiceCost = Fields<costs.DailyServiceCost>;
 
@@ -53,8 +53,15 @@ export type CommitmentUse = Omit<Fields<costs.CommitmentUse>, 'firstSeen' | 'las
   lastSeen: string;
 };
 
-/** Totals of one connection over the window (computed over every row, not only the resources returned). */
-export type ConnectionTotals = Omit<Fields<costs.ConnectionScanTotals>, 'records'> & { records: number };
+/**
+ * Totals of one connection over the window (computed over every row, not only the resources returned),
+ * with where its data ends (`dataEnd`, ISO; '' when it has no usage-based row): the last charge period
+ * end of its usage-based rows, capped at the time costs answered.
+ */
+export type ConnectionTotals = Omit<Fields<costs.ConnectionScanTotals>, 'records' | 'dataEnd'> & {
+  records: number;
+  dataEnd: string;
+};
 
 /** A tag key=value pair as used over the window. */
 export type TagUsage = Fields<costs.TagUsage>;

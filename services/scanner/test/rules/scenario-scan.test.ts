@@ -5,7 +5,7 @@ import { newId } from '@costgov/ids';
 import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
-import { focusScenario, freshDb, testBus } from '@costgov/testing';
+import { focusScenario, freshDb, testBus, usageBased } from '@costgov/testing';
 import { scanDataOf, scanProject, type ScanProjectOutcome } from '../../src/rules/scan';
 import type { ScanData } from '../../src/rules/types';
 
@@ -81,9 +81,11 @@ describe('a scan of a scenario file with planted waste and planted non-problems'
     const usage = new Map<string, number>();
     for (const row of rows) {
       const day = String(row.ChargePeriodStart).slice(0, 10);
-      const usageBased =
-        row.ChargeFrequency === 'Usage-Based' || (!row.ChargeFrequency && row.ChargeCategory === 'Usage');
-      usage.set(day, (usage.get(day) ?? 0) + (usageBased ? Number(row.EffectiveCost) : 0));
+      const counted = usageBased(
+        row.ChargeCategory as string | undefined,
+        row.ChargeFrequency as string | undefined,
+      );
+      usage.set(day, (usage.get(day) ?? 0) + (counted ? Number(row.EffectiveCost) : 0));
     }
     const perDay = new Map<string, number>();
     for (const row of data.daily) perDay.set(row.day, (perDay.get(row.day) ?? 0) + row.usageCost);
