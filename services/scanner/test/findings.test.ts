@@ -215,6 +215,36 @@ function sameScanOrder(written: unknown[][]) {
   return (x: unknown[], y: unknown[]) => (position.get(key(x)) ?? -1) - (position.get(key(y)) ?? -1);
 }
 
+describe('recordFindings: how a scan resolved a finding', () => {
+  it('notes whether the resolving scan still read cost of the resource; reopening forgets it', async () => {
+    const teamId = newId('team');
+    const projectId = newId('project');
+    const withResource = async (resourceId: string) =>
+      (
+        await db.query<{ status: string; resolved_with_resource: boolean | null }>(
+          'SELECT status, resolved_with_resource FROM findings WHERE team_id = $1 AND resource_id = $2',
+          [teamId, resourceId],
+        )
+      ).rows[0];
+    const record = (results: RuleResult[], resourceIds?: string[]) =>
+      db.transaction((tx) =>
+        recordFindings(tx, deps, { teamId, projectId, scanId: newId('scan'), results, resourceIds }),
+      );
+    await record([result('idle', 'i-kept'), result('idle', 'i-gone'), result('idle', 'i-unknown')]);
+    // The next scan reports none: i-kept is still among its resources (dealt with), i-gone is not.
+    await record([result('idle', 'i-unknown')], ['i-kept', 'i-other']);
+    expect(await withResource('i-kept')).toEqual({ status: 'resolved', resolved_with_resource: true });
+    expect(await withResource('i-gone')).toEqual({ status: 'resolved', resolved_with_resource: false });
+    expect(await withResource('i-unknown')).toEqual({ status: 'open', resolved_with_resource: null });
+    // A scan that does not say which resources it read resolves without the resource.
+    await record([]);
+    expect(await withResource('i-unknown')).toEqual({ status: 'resolved', resolved_with_resource: false });
+    // Seen again: open, and the note of how it was resolved is gone.
+    await record([result('idle', 'i-kept')], ['i-kept']);
+    expect(await withResource('i-kept')).toEqual({ status: 'open', resolved_with_resource: null });
+  });
+});
+
 describe('ListFindings', () => {
   const teamId = newId('team');
   const ctx = { teamId };

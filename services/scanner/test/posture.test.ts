@@ -43,19 +43,34 @@ let client: RpcClient<typeof scanner.PostureService>;
 const clock = { now: new Date('2026-11-10T09:00:00Z') };
 let findingNo = 0;
 
-/** A finding first raised at `createdAt` (the test clock's now by default). */
+/**
+ * A finding first raised at `createdAt` (the test clock's now by default). A resolved one was resolved
+ * by a scan at `resolvedAt` (the clock's now by default), which read cost of its resource when
+ * `withResource` (true by default; null: resolved before that was recorded).
+ */
 async function addFinding(
   teamId: string,
   projectId: string,
   status: 'open' | 'resolved' | 'suppressed',
   createdAt = clock.now,
+  resolved: { resolvedAt?: Date; withResource?: boolean | null } = {},
 ) {
   findingNo += 1;
+  const isResolved = status === 'resolved';
   await db.query(
     `INSERT INTO findings (id, team_id, project_id, scan_id, first_scan_id, rule_id, fingerprint, resource_id,
-       resource_type, severity, status, title, description, recommendation, currency, created_at)
-     VALUES ($1, $2, $3, 'scn_1', 'scn_1', 'rule', $1, 'res', 'vm', 'low', $4, 't', 'd', 'r', 'USD', $5)`,
-    [`fnd_${findingNo}`, teamId, projectId, status, createdAt],
+       resource_type, severity, status, title, description, recommendation, currency, created_at,
+       resolved_at, resolved_with_resource)
+     VALUES ($1, $2, $3, 'scn_1', 'scn_1', 'rule', $1, 'res', 'vm', 'low', $4, 't', 'd', 'r', 'USD', $5, $6, $7)`,
+    [
+      `fnd_${findingNo}`,
+      teamId,
+      projectId,
+      status,
+      createdAt,
+      isResolved ? (resolved.resolvedAt ?? clock.now) : null,
+      isResolved ? (resolved.withResource === undefined ? true : resolved.withResource) : null,
+    ],
   );
 }
 
@@ -145,32 +160,99 @@ describe('cost posture', () => {
     expect(after.grade).toBe('D');
   });
 
-  it('adoption counts the findings raised in the 30 days up to the day, and a clean scan in them', async () => {
+  it('adoption counts every finding open in the 30 days up to the day; what a scan lost sight of counts neither way', async () => {
     const day = (text: string) => new Date(`${text}Z`);
-    // The window of 2026-11-10 is [2026-10-12, 2026-11-11).
-    await addFinding(TEAM, 'prj_a', 'open', day('2026-10-11T23:59:59'));
-    await addFinding(TEAM, 'prj_a', 'resolved', day('2026-10-11T12:00:00'));
-    const beforeWindow = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
-    // Findings raised before the window and no scan in it: nothing measured.
-    expect(beforeWindow.breakdown!.recommendationAdoption).toBeUndefined();
+    // The window of 2026-11-10 is [2026-10-12, 2026-11-11). Each planted finding says how the rule
+    // counts it: adopted (dealt with), against (open in the window), or neither.
+    const planted: Array<{
+      status: 'open' | 'resolved' | 'suppressed';
+      created: string;
+      resolvedAt?: string;
+      withResource?: boolean | null;
+      projectId?: string;
+      counts: 'adopted' | 'against' | 'neither';
+    }> = [
+      // An old open backlog is open in the window.
+      { status: 'open', created: '2026-06-01T00:00:00', counts: 'against' },
+      { status: 'open', created: '2026-10-11T23:59:59', counts: 'against' },
+      { status: 'open', created: '2026-11-10T08:00:00', counts: 'against' },
+      // A person's suppression stands, however old.
+      { status: 'suppressed', created: '2026-08-01T00:00:00', counts: 'adopted' },
+      { status: 'suppressed', created: '2026-11-01T00:00:00', counts: 'adopted' },
+      // Resolved in the window by a scan that still read cost of the resource: dealt with.
+      {
+        status: 'resolved',
+        created: '2026-09-15T00:00:00',
+        resolvedAt: '2026-10-20T00:00:00',
+        counts: 'adopted',
+      },
+      {
+        status: 'resolved',
+        created: '2026-10-12T00:00:00',
+        resolvedAt: '2026-10-12T00:00:00',
+        counts: 'adopted',
+      },
+      // Resolved before the window: not open in it.
+      {
+        status: 'resolved',
+        created: '2026-09-01T00:00:00',
+        resolvedAt: '2026-10-11T23:59:59',
+        counts: 'neither',
+      },
+      // Resolved because the scan no longer read the resource (or unknown, from before that was kept).
+      {
+        status: 'resolved',
+        created: '2026-10-15T00:00:00',
+        resolvedAt: '2026-10-25T00:00:00',
+        withResource: false,
+        counts: 'neither',
+      },
+      {
+        status: 'resolved',
+        created: '2026-10-15T00:00:00',
+        resolvedAt: '2026-10-25T00:00:00',
+        withResource: null,
+        counts: 'neither',
+      },
+      // Another project's finding.
+      { status: 'open', created: '2026-11-01T00:00:00', projectId: 'prj_other', counts: 'neither' },
+    ];
+    for (const finding of planted)
+      await addFinding(TEAM, finding.projectId ?? 'prj_a', finding.status, day(finding.created), {
+        resolvedAt: finding.resolvedAt ? day(finding.resolvedAt) : undefined,
+        withResource: finding.withResource,
+      });
+    const adopted = planted.filter((finding) => finding.counts === 'adopted').length;
+    const counted = adopted + planted.filter((finding) => finding.counts === 'against').length;
+
+    // No scan in the window, yet findings open in it: measured.
+    const posture = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    const expected = Math.round(points(30, adopted, counted));
+    expect(posture.breakdown!.recommendationAdoption).toBe(expected);
+    expect(posture).toMatchObject({ score: expected, maxScore: 30 });
+  });
+
+  it('adoption is left out when nothing was open in the window and no scan completed in it', async () => {
+    const day = (text: string) => new Date(`${text}Z`);
+    // Resolved before the window, or for want of the resource: nothing to count.
+    await addFinding(TEAM, 'prj_a', 'resolved', day('2026-09-01T00:00:00'), {
+      resolvedAt: day('2026-10-01T00:00:00'),
+    });
+    await addFinding(TEAM, 'prj_a', 'resolved', day('2026-10-20T00:00:00'), {
+      resolvedAt: day('2026-10-25T00:00:00'),
+      withResource: false,
+    });
+    const nothing = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
+    expect(nothing.breakdown!.recommendationAdoption).toBeUndefined();
 
     await addScan(TEAM, 'prj_a', day('2026-10-20T00:00:00'), 'failed');
     await addScan(TEAM, 'prj_other', day('2026-10-20T00:00:00'));
     const otherProject = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
     // A failed scan, or another project's scan, looked at nothing of this project.
     expect(otherProject.breakdown!.recommendationAdoption).toBeUndefined();
-    // Team-wide, prj_other's scan completed in the window and raised nothing in it: full marks.
+    // Team-wide, prj_other's scan completed in the window with nothing to count: full marks.
     const teamWide = await client.getCostPosture({ date: '' }, { teamId: TEAM });
     expect(teamWide).toMatchObject({ score: 30, maxScore: 30, grade: 'A' });
-
-    await addFinding(TEAM, 'prj_a', 'suppressed', day('2026-10-12T00:00:00'));
-    await addFinding(TEAM, 'prj_a', 'open', day('2026-11-10T08:00:00'));
-    await addFinding(TEAM, 'prj_a', 'resolved', day('2026-11-10T08:30:00'));
-    const inWindow = await client.getCostPosture({ projectId: 'prj_a', date: '' }, { teamId: TEAM });
-    // Of the 3 raised in the window, 2 are adopted; the two raised before it do not count.
-    expect(inWindow.breakdown!.recommendationAdoption).toBe(Math.round(points(30, 2, 3)));
-    // 20 of 30 is 66.7 %: D.
-    expect(inWindow).toMatchObject({ score: 20, maxScore: 30, grade: 'D' });
   });
 
   it('tag coverage is left out without taggable cost in the window, and says what could not carry tags', async () => {

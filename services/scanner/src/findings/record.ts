@@ -20,6 +20,12 @@ export interface RecordFindingsInput {
   projectId: string;
   scanId: string;
   results: RuleResult[];
+  /**
+   * Resources whose cost the scan read: an open finding this scan did not report is resolved "with its
+   * resource" when its resource is among them (the problem went away while the resource is still billed),
+   * "without" otherwise. None given: every finding resolved here is resolved without its resource.
+   */
+  resourceIds?: string[];
 }
 
 interface KnownRow {
@@ -34,14 +40,15 @@ interface KnownRow {
  * Stores what one scan of a project saw, in the caller's transaction (the one completing the scan),
  * unless a newer scan of the project has already completed (then the newer picture stands):
  * a new fingerprint opens a finding; a known one is refreshed (a resolved one reopens); an open
- * finding this scan did not see is resolved; a suppressed one stays suppressed either way.
+ * finding this scan did not see is resolved (noting whether its resource was among the scan's
+ * resources, `resolved_with_resource`); a suppressed one stays suppressed either way.
  * Events: `created` for a new finding, `resolved` for one resolved here, `updated` when a finding
  * seen again changed status, severity or savings (what the event carries).
  */
 export async function recordFindings(
   tx: Queryable,
   { outbox, newId, now }: RecordFindingsDeps,
-  { teamId, projectId, scanId, results }: RecordFindingsInput,
+  { teamId, projectId, scanId, results, resourceIds = [] }: RecordFindingsInput,
 ): Promise<{ findingsCount: number }> {
   const at = now();
   // One finding per rule and resource: a rule reporting the same resource twice keeps the last report.
@@ -101,6 +108,7 @@ export async function recordFindings(
            projected_from_days = EXCLUDED.projected_from_days, currency = EXCLUDED.currency,
            status = CASE WHEN f.status = 'resolved' THEN 'open' ELSE f.status END,
            resolved_at = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_at END,
+           resolved_with_resource = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_with_resource END,
            updated_at = EXCLUDED.updated_at
          RETURNING f.fingerprint, ${findingColumns}`,
         [teamId, projectId, scanId, JSON.stringify(seen), at],
@@ -108,10 +116,11 @@ export async function recordFindings(
     : { rows: [] };
 
   const { rows: resolved } = await tx.query<FindingRow>(
-    `UPDATE findings f SET status = 'resolved', resolved_at = $4, updated_at = $4
+    `UPDATE findings f SET status = 'resolved', resolved_at = $4, updated_at = $4,
+       resolved_with_resource = f.resource_id = ANY($5::text[])
      WHERE f.team_id = $1 AND f.project_id = $2 AND f.status = 'open' AND f.scan_id <> $3
      RETURNING ${findingColumns}`,
-    [teamId, projectId, scanId, at],
+    [teamId, projectId, scanId, at, resourceIds],
   );
 
   for (const row of upserted) {

@@ -28,7 +28,7 @@ export interface CostPosture {
 
 /**
  * The posture's window: the 30 days up to and including its day. Tag coverage counts the cost charged in
- * it; recommendation adoption the findings raised in it (and whether a scan completed in it).
+ * it; recommendation adoption the findings open at some point in it (and whether a scan completed in it).
  */
 const WINDOW_DAYS = 30;
 
@@ -75,10 +75,16 @@ export function postureFactory(deps: {
   const maxCached = 10_000;
 
   /**
-   * Findings of the scope raised (first found) in [from, to), and how many of them are resolved or
-   * suppressed now; null when none was raised and no scan of the scope completed in the window: nothing
-   * was looked at, so there is nothing to adopt or not. A scan that completed in the window and raised
-   * nothing is measured: full marks.
+   * Recommendation adoption's counts over the window [from, to) (docs/decisions.md "Recommendation
+   * adoption: what was dealt with"). Counted: every finding open at some point in the window (raised
+   * before its end and not resolved before its start, however old: an old open backlog counts against
+   * it); adopted among them: the suppressed ones (a person decided) and those a scan resolved in the
+   * window while still reading cost of their resource (still billed, no longer reported: dealt with).
+   * A finding a scan resolved because its resource was no longer among the scan's resources
+   * (`resolved_with_resource` false, or unknown for rows resolved before it was recorded) is counted
+   * neither way: nobody can tell whether anyone acted. Null when nothing is counted and no scan of the
+   * scope completed in the window: nothing was looked at. A scan that completed in the window with
+   * nothing to count is measured: full marks.
    */
   async function findingCounts(
     scope: Scope,
@@ -87,10 +93,12 @@ export function postureFactory(deps: {
   ): Promise<{ total: number; adopted: number } | null> {
     const { rows } = await db.query<{ total: number; adopted: number; scanned: boolean }>(
       `SELECT count(*)::int AS total,
-         (count(*) FILTER (WHERE status IN ('resolved', 'suppressed')))::int AS adopted,
+         (count(*) FILTER (WHERE status <> 'open'))::int AS adopted,
          EXISTS (SELECT 1 FROM scans WHERE team_id = $1 AND ($2 = '' OR project_id = $2)
            AND status = 'completed' AND completed_at >= $3 AND completed_at < $4) AS scanned
-       FROM findings WHERE team_id = $1 AND ($2 = '' OR project_id = $2) AND created_at >= $3 AND created_at < $4`,
+       FROM findings WHERE team_id = $1 AND ($2 = '' OR project_id = $2) AND created_at < $4
+         AND (status IN ('open', 'suppressed')
+              OR (status = 'resolved' AND resolved_with_resource AND resolved_at >= $3 AND resolved_at < $4))`,
       [scope.teamId, scope.projectId, from, to],
     );
     const counts = rows[0];

@@ -22,8 +22,9 @@ export interface PostureInputs {
    */
   tagCoverage: number | null;
   /**
-   * Findings raised in the window, and how many of them are resolved or suppressed; null when no scan
-   * completed in the window and none was raised in it.
+   * Findings open at some point in the window (a scan's resolution for want of its resource left out),
+   * and how many of them were dealt with (suppressed, or resolved while their resource is still billed);
+   * null when no scan completed in the window and there is no such finding.
    */
   findings: { total: number; adopted: number } | null;
 }

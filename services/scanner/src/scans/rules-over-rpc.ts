@@ -22,8 +22,17 @@ export function runRulesOverRpc({
 }): RunRules {
   return async (work, progress) => {
     const settings = await identityClient.getTeamSettings({}, { teamId: work.teamId });
+    // The resources costs answered with, kept for recording which findings were dealt with.
+    let resourceIds: string[] = [];
+    const reading: typeof scanData = {
+      getScanData: async (...args) => {
+        const answer = await scanData.getScanData(...args);
+        resourceIds = answer.resources.map((resource) => resource.resourceId);
+        return answer;
+      },
+    };
     const outcome = await scanProject(
-      { scanData },
+      { scanData: reading },
       {
         teamId: work.teamId,
         projectId: work.projectId,
@@ -35,6 +44,6 @@ export function runRulesOverRpc({
       },
     );
     progress(outcome.resourcesScanned);
-    return { resourcesScanned: outcome.resourcesScanned, results: outcome.results };
+    return { resourcesScanned: outcome.resourcesScanned, results: outcome.results, resourceIds };
   };
 }

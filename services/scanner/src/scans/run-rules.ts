@@ -11,6 +11,11 @@ export interface ScanWork {
 export interface ScanOutcome {
   resourcesScanned: number;
   results: RuleResult[];
+  /**
+   * Ids of the resources whose cost the scan read; a finding resolved on a resource among them was dealt
+   * with, one resolved on any other was only not seen (findings/record.ts). Unknown (none) by default.
+   */
+  resourceIds?: string[];
 }
 
 /**

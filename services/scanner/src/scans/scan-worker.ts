@@ -92,7 +92,13 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       const { findingsCount } = await recordFindings(
         tx,
         { outbox, newId, now },
-        { teamId: work.teamId, projectId: work.projectId, scanId: work.scanId, results: outcome.results },
+        {
+          teamId: work.teamId,
+          projectId: work.projectId,
+          scanId: work.scanId,
+          results: outcome.results,
+          resourceIds: outcome.resourceIds,
+        },
       );
       await tx.query('UPDATE scans SET findings_count = $2 WHERE id = $1', [work.scanId, findingsCount]);
       await publishScanFinished(outbox, tx, { ...rows[0], findings_count: findingsCount });
