@@ -47,7 +47,7 @@ export function costsModule(options: CostsOptions = {}): ServiceModule<CostsConf
         costs.CostDataService,
         costDataRpc(costData, spendQueries({ db }), { source: budgetPeriods, logger }),
       );
-      rpc.add(costs.ScanDataService, scanDataRpc(scanDataQueries({ db })));
+      rpc.add(costs.ScanDataService, scanDataRpc(scanDataQueries({ db, now })));
       return async () => budgetPeriods.close();
     },
   };

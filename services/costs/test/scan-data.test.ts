@@ -1,3 +1,4 @@
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
@@ -74,6 +75,72 @@ describe('ScanDataService.GetScanData', () => {
         effectiveCost: (50 * 51) / 2,
       }),
     ]);
+  });
+
+  it("ends each connection's data at its own last usage-based charge, capped at now", async () => {
+    const header =
+      'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ChargeCategory,ChargeFrequency,ServiceName,ResourceId';
+    const period = '2025-03-01T00:00:00Z,2025-04-01T00:00:00Z';
+    /** Daily usage of `i-1` from 1 March to the day before `through`, then rows of the file's own choosing. */
+    const file = (through: number, extra: string[]) => {
+      const lines = [];
+      for (let day = 1; day < through; day++) {
+        const start = `2025-03-${String(day).padStart(2, '0')}T00:00:00Z`;
+        const end = new Date(Date.parse(start) + 86_400_000).toISOString().replace('.000Z', 'Z');
+        lines.push(`10,10,USD,${period},${start},${end},Usage,Usage-Based,EC2,i-1`);
+      }
+      return [header, ...lines, ...extra].join('\n') + '\n';
+    };
+    // A mid-month export (usage to the 15th) whose tax and support rows span the month, to 1 April.
+    const midMonth = (await connections.createConnection({ name: 'mid-month', provider: 'aws' }, team)).id;
+    await costData.uploadCostData(
+      uploadParts(
+        midMonth,
+        file(16, [
+          `5,5,USD,${period},2025-03-01T00:00:00Z,2025-04-01T00:00:00Z,Tax,Recurring,Tax,`,
+          `100,100,USD,${period},2025-03-01T00:00:00Z,2025-04-01T00:00:00Z,Usage,Recurring,Support,`,
+        ]),
+      ),
+      team,
+    );
+    // Another connection whose export lags less (usage to the 28th), with one row dated next year.
+    const later = (await connections.createConnection({ name: 'later', provider: 'aws' }, team)).id;
+    await costData.uploadCostData(uploadParts(later, file(29, [])), team);
+    const future = new Date(Date.now() + 365 * 86_400_000);
+    const futureEnd = new Date(future.getTime() + 3_600_000);
+    const billing = `${future.toISOString().slice(0, 7)}-01T00:00:00Z`;
+    const billingEnd = new Date(Date.UTC(future.getUTCFullYear(), future.getUTCMonth() + 1, 1));
+    const ahead = (await connections.createConnection({ name: 'ahead', provider: 'aws' }, team)).id;
+    await costData.uploadCostData(
+      uploadParts(
+        ahead,
+        [
+          header,
+          `1,1,USD,${billing},${billingEnd.toISOString()},${future.toISOString()},${futureEnd.toISOString()},Usage,Usage-Based,EC2,i-9`,
+        ].join('\n') + '\n',
+      ),
+      team,
+    );
+
+    const data = await scanData.getScanData(
+      { connectionIds: [midMonth, later], until: timestampFromDate(new Date('2025-04-01T00:00:00Z')) },
+      team,
+    );
+    // Every row counts towards the span; the tax and support rows run to 1 April.
+    expect(timestampDate(data.dataEnd!).toISOString()).toBe('2025-04-01T00:00:00.000Z');
+    const ends = Object.fromEntries(
+      data.totals.map((totals) => [totals.connectionId, timestampDate(totals.dataEnd!).toISOString()]),
+    );
+    expect(ends).toEqual({
+      [midMonth]: '2025-03-16T00:00:00.000Z',
+      [later]: '2025-03-29T00:00:00.000Z',
+    });
+
+    const before = Date.now();
+    const aheadData = await scanData.getScanData({ connectionIds: [ahead] }, team);
+    const aheadEnd = timestampDate(aheadData.totals[0]!.dataEnd!).getTime();
+    expect(aheadEnd).toBeGreaterThanOrEqual(before);
+    expect(aheadEnd).toBeLessThanOrEqual(Date.now());
   });
 
   it('needs the team on the call', async () => {

@@ -1,5 +1,5 @@
 import type { Rule } from './types';
-import { dataDays, dataSpan, daysPerMonth, money, projectedDays, resourceTypeOf } from './window';
+import { connectionEnd, dataDays, daysPerMonth, money, projectedDays, resourceTypeOf } from './window';
 
 const recentDays = 7;
 /** Days of charges a new resource needs before its run rate is projected to a month. */
@@ -15,15 +15,14 @@ export const newCostlyResource: Rule = {
   severity: 'medium',
   category: 'spend',
   title: 'New resource with a high run rate',
-  description: `A resource first billed in the last ${recentDays} days of the data, with at least ${minDays} days of usage charges, runs at ${minMonthly} or more a month and at least ${minShare * 100}% of its connection's monthly spend.`,
+  description: `A resource first billed in the last ${recentDays} days of its connection's data, with at least ${minDays} days of usage charges, runs at ${minMonthly} or more a month and at least ${minShare * 100}% of its connection's monthly spend.`,
   recommendation:
     'Confirm the resource is meant to exist at this size; right-size it or remove it if it was created by mistake or for a test.',
-  needs: `More than ${2 * recentDays} days of data, and ${minDays} days of the new resource's charges (its run rate is projected from them: projected_from_days).`,
+  needs: `More than ${2 * recentDays} days of data, and the new resource first billed within ${recentDays} days of where its connection's usage-based data ends (capped at now), and ${minDays} days of the new resource's charges (its run rate is projected from them: projected_from_days).`,
   savings: 'none: the run rate is stated, not a saving.',
   neverFlags:
     'Resources whose costliest charge is not usage (one-time purchases, recurring fees, taxes, credits); resources seen on fewer than 3 days.',
-  evaluate(data, { currency }) {
-    const { end } = dataSpan(data);
+  evaluate(data, { currency, now }) {
     const span = dataDays(data);
     if (span <= 2 * recentDays) return [];
     const connectionMonthly = new Map(
@@ -31,6 +30,9 @@ export const newCostlyResource: Rule = {
     );
     return data.resources.flatMap((resource) => {
       if (resource.chargeCategory !== 'Usage' || resource.daysSeen < minDays) return [];
+      // Judged against its own connection's data end (usage-based rows, capped at now): a tax row dated
+      // to the 1st of next month or another connection's later export does not make it old.
+      const end = connectionEnd(data, resource.connectionId, now);
       const first = Date.parse(resource.firstSeen);
       if (end - first > recentDays * dayMs) return [];
       const activeDays = Math.max(1, (Math.min(end, Date.parse(resource.lastSeen)) - first) / dayMs);

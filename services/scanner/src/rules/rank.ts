@@ -1,9 +1,8 @@
-import type { RuleResult, ScanData } from './types';
-import { dataSpan, money, monthlyCostOf } from './window';
+import type { RuleResult, ScanData, Severity } from './types';
+import { connectionEnd, goneAfterDays, money, monthlyCostOf } from './window';
 
-/** A resource not billed in the data's last this many days is taken as gone: nothing is left to save. */
-export const goneAfterDays = 2;
 const dayMs = 86_400_000;
+const lowered: Record<Severity, Severity> = { critical: 'high', high: 'medium', medium: 'low', low: 'low' };
 
 /**
  * Rules whose advice on one resource excludes the others': commit to it, schedule it, move it to a
@@ -23,31 +22,42 @@ export const exclusiveRules: ReadonlySet<string> = new Set([
  *   is an alternative to it and carries none;
  * - the savings left on the resource (the best exclusive one and additive ones such as extended
  *   support) are capped, in that order, at the resource's monthly cost.
- * A resource (or commitment) last billed more than `goneAfterDays` days before the data ends is taken
- * as gone (released, deleted, expired): its findings keep their text, say so, and carry no savings.
- * Findings about a connection, a service or a tag (no resource of the data) pass unchanged.
+ * A resource (or commitment) last billed more than `goneAfterDays` days before its own connection's
+ * data ends (`connectionEnd`: usage-based rows only, capped at `now`) is taken as gone (released,
+ * deleted, expired): its findings keep their text, say when it was last billed, drop one severity and
+ * carry no savings. Findings about a connection, a service or a tag (no resource of the data) pass
+ * unchanged.
  */
-export function rankSavings(results: RuleResult[], data: ScanData): RuleResult[] {
-  return capSavings(withoutGone(results, data), data);
+export function rankSavings(results: RuleResult[], data: ScanData, now?: Date): RuleResult[] {
+  return capSavings(withoutGone(results, data, now), data);
 }
 
-function withoutGone(results: RuleResult[], data: ScanData): RuleResult[] {
-  const { end } = dataSpan(data);
-  const lastSeen = new Map<string, number>();
+function withoutGone(results: RuleResult[], data: ScanData, now?: Date): RuleResult[] {
+  // Per resource id: its last billing and how long before its connection's data end that was (the
+  // least over its connections, when several bill the same id).
+  const seen = new Map<string, { last: number; gap: number }>();
   for (const item of [
-    ...data.resources.map((r) => ({ id: r.resourceId, lastSeen: r.lastSeen })),
-    ...data.commitments.map((c) => ({ id: c.commitmentDiscountId, lastSeen: c.lastSeen })),
-  ])
-    lastSeen.set(item.id, Math.max(lastSeen.get(item.id) ?? 0, Date.parse(item.lastSeen)));
+    ...data.resources.map((r) => ({ id: r.resourceId, connectionId: r.connectionId, lastSeen: r.lastSeen })),
+    ...data.commitments.map((c) => ({
+      id: c.commitmentDiscountId,
+      connectionId: c.connectionId,
+      lastSeen: c.lastSeen,
+    })),
+  ]) {
+    const last = Date.parse(item.lastSeen);
+    const gap = connectionEnd(data, item.connectionId, now) - last;
+    const known = seen.get(item.id);
+    if (!known || gap < known.gap) seen.set(item.id, { last, gap });
+  }
   return results.map((result) => {
-    const last = lastSeen.get(result.resourceId);
-    if (result.estimatedMonthlySavings === undefined || last === undefined) return result;
-    if (end - last <= goneAfterDays * dayMs) return result;
+    const item = seen.get(result.resourceId);
+    if (!item || item.gap <= goneAfterDays * dayMs) return result;
     const { estimatedMonthlySavings: _savings, projectedFromDays: _days, ...rest } = result;
-    const date = new Date(last - 1).toISOString().slice(0, 10);
+    const date = new Date(item.last - 1).toISOString().slice(0, 10);
     return {
       ...rest,
-      description: `${result.description} Last billed on ${date}, ${Math.floor((end - last) / dayMs)} days before the data ends: if it is gone, nothing is left to save.`,
+      severity: lowered[result.severity],
+      description: `${result.description} Last billed on ${date}, ${Math.floor(item.gap / dayMs)} days before its connection's data ends: it looks released or deleted, so nothing is left to save; check that it is gone.`,
     };
   });
 }

@@ -44,7 +44,11 @@ export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
       firstSeen: iso(resource.firstSeen),
       lastSeen: iso(resource.lastSeen),
     })),
-    totals: response.totals.map((totals) => ({ ...totals, records: Number(totals.records) })),
+    totals: response.totals.map((totals) => ({
+      ...totals,
+      records: Number(totals.records),
+      dataEnd: iso(totals.dataEnd),
+    })),
     commitments: response.commitments.map((commitment) => ({
       ...commitment,
       firstSeen: iso(commitment.firstSeen),
@@ -72,6 +76,7 @@ export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Prom
   const results = rankSavings(
     allRules.flatMap((rule) => rule.evaluate(data, context)),
     data,
+    input.now,
   );
   const resourcesScanned = data.totals.reduce((sum, totals) => sum + totals.resources, 0);
   return { resourcesScanned, results, truncated: data.truncated };

@@ -20,6 +20,23 @@ export function dataSpan(data: ScanData): { start: number; end: number } {
     : { start: Date.parse(data.windowStart), end: Date.parse(data.windowEnd) };
 }
 
+/**
+ * Days a resource may go unbilled before its connection's data ends and still be taken as there: exports
+ * bill a day or two late, and a daily export's last day may be partial.
+ */
+export const goneAfterDays = 3;
+
+/**
+ * Where a connection's data ends: the last charge period end of its usage-based rows (costs' per-connection
+ * `dataEnd`, so a tax or support row dated to the end of the month and another connection's later export
+ * do not move it), else the data's end; never after `now`.
+ */
+export function connectionEnd(data: ScanData, connectionId: string, now?: Date): number {
+  const own = Date.parse(data.totals.find((totals) => totals.connectionId === connectionId)?.dataEnd ?? '');
+  const end = Number.isFinite(own) ? own : dataSpan(data).end;
+  return now ? Math.min(end, now.getTime()) : end;
+}
+
 /** Hours the data covers (at least 1). */
 export const dataHours = (data: ScanData): number => {
   const { start, end } = dataSpan(data);

@@ -66,6 +66,7 @@ export const totals = (overrides: Partial<ConnectionTotals> = {}): ConnectionTot
   untaggableCategoryCost: 0,
   resources: 10,
   records: 100,
+  dataEnd: '',
   ...overrides,
 });
 

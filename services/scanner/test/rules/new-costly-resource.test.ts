@@ -73,4 +73,38 @@ describe('spend-new-costly-resource', () => {
       );
     }
   });
+
+  it("judges new against the connection's own data end: a mid-month export's tax rows do not make it old", () => {
+    // Usage to the 16th; a tax row spans the month to 1 October (the data's end as a whole).
+    const resources = [
+      resource({
+        firstSeen: '2024-09-11T00:00:00.000Z',
+        lastSeen: '2024-09-16T00:00:00.000Z',
+        effectiveCost: 100,
+        daysSeen: 5,
+      }),
+    ];
+    const midMonth = (dataEnd: string) =>
+      newCostlyResource.evaluate(
+        data({ resources, totals: [totals({ dataEnd })], dataEnd: '2024-10-01T00:00:00.000Z' }),
+        context(),
+      );
+    const [found] = midMonth('2024-09-16T00:00:00.000Z');
+    expect(found!.projectedFromDays).toBe(5);
+    expect(found!.description).toContain(`a run rate of ${Math.round((100 / 5) * 30.44 * 100) / 100} USD`);
+    // The same resource when the connection's usage runs to the end of the month is no longer new.
+    expect(midMonth('2024-10-01T00:00:00.000Z')).toEqual([]);
+  });
+
+  it('caps the data end at now: a future-dated row does not make a new resource old', () => {
+    const results = newCostlyResource.evaluate(
+      data({
+        resources: [resource({ firstSeen: '2024-09-26T00:00:00.000Z', effectiveCost: 100, daysSeen: 5 })],
+        totals: [totals({ dataEnd: '2025-09-30T00:00:00.000Z' })],
+        dataEnd: '2025-09-30T00:00:00.000Z',
+      }),
+      context(),
+    );
+    expect(results).toHaveLength(1);
+  });
 });

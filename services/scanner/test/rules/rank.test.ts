@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { allRules } from '../../src/rules/catalogue';
 import { rankSavings } from '../../src/rules/rank';
-import type { ScanData, ScanResource } from '../../src/rules/types';
-import { context, data, resource } from './fixtures';
+import type { RuleResult, ScanData, ScanResource } from '../../src/rules/types';
+import { context, data, resource, totals } from './fixtures';
 
 /** Every rule of the catalogue, then the ranking, as a scan runs them. */
 const scan = (scanData: ScanData) =>
@@ -129,7 +129,7 @@ describe('ranking exclusive recommendations', () => {
 
   it.each([
     { name: 'billed to the end of the data', lastSeen: '2024-10-01', gone: false },
-    { name: 'last billed two days before the end', lastSeen: '2024-09-29', gone: false },
+    { name: 'last billed three days before the end', lastSeen: '2024-09-28', gone: false },
     { name: 'last billed on 12 September (released)', lastSeen: '2024-09-13', gone: true },
   ])('an idle address $name', ({ lastSeen, gone }) => {
     const address = resource({
@@ -147,7 +147,79 @@ describe('ranking exclusive recommendations', () => {
     expect(result!.estimatedMonthlySavings).toBeUndefined();
     expect(result!.projectedFromDays).toBeUndefined();
     expect(result!.description).toContain(
-      'Last billed on 2024-09-12, 18 days before the data ends: if it is gone, nothing is left to save.',
+      "Last billed on 2024-09-12, 18 days before its connection's data ends: it looks released or deleted",
     );
+  });
+
+  // A mid-month export: usage to the 15th (the connection's data end, from its usage-based rows), its
+  // tax and support rows dated to 1 October, so the data as a whole ends on 1 October.
+  const midMonth = (connectionId: string, through: string) =>
+    resource({
+      connectionId,
+      resourceId: `eip-${connectionId}`,
+      chargeDescription: 'Idle public IPv4 address',
+      effectiveCost: 0.12 * 15,
+      firstSeen: '2024-09-01T00:00:00.000Z',
+      lastSeen: `${through}T00:00:00.000Z`,
+    });
+  const findingOf = (results: RuleResult[], resourceId: string) =>
+    results.find((r) => r.resourceId === resourceId && r.ruleId === 'network-idle-public-ip')!;
+
+  it("judges a mid-month export against its own data end, not its tax rows' end", () => {
+    const resources = [midMonth('con_a', '2024-09-16')];
+    const withEnd = data({
+      resources,
+      dataEnd: '2024-10-01T00:00:00.000Z',
+      totals: [totals({ connectionId: 'con_a', dataEnd: '2024-09-16T00:00:00.000Z' })],
+    });
+    const result = findingOf(scan(withEnd), 'eip-con_a');
+    expect(result.estimatedMonthlySavings).toBeCloseTo((0.12 * 15 * 30.44) / 15, 2);
+    expect(result.description).not.toContain('Last billed');
+  });
+
+  it('judges each connection against its own data end when their exports lag differently', () => {
+    // con_a's export runs to the 16th, con_b's to the 30th; both bill an address to the 16th.
+    const scanData = data({
+      resources: [midMonth('con_a', '2024-09-16'), midMonth('con_b', '2024-09-16')],
+      totals: [
+        totals({ connectionId: 'con_a', dataEnd: '2024-09-16T00:00:00.000Z' }),
+        totals({ connectionId: 'con_b', dataEnd: '2024-09-30T00:00:00.000Z' }),
+      ],
+    });
+    // And a commitment of each, partly unused, named to the 16th.
+    const commitment = (connectionId: string) => ({
+      connectionId,
+      commitmentDiscountId: `sp-${connectionId}`,
+      commitmentDiscountType: 'Savings Plan',
+      usedCost: 70,
+      unusedCost: 30,
+      firstSeen: '2024-09-01T00:00:00.000Z',
+      lastSeen: '2024-09-16T00:00:00.000Z',
+    });
+    scanData.commitments = [commitment('con_a'), commitment('con_b')];
+    const results = scan(scanData);
+    expect(findingOf(results, 'eip-con_a').estimatedMonthlySavings).toBeGreaterThan(0);
+    const gone = findingOf(results, 'eip-con_b');
+    expect(gone.estimatedMonthlySavings).toBeUndefined();
+    expect(gone.description).toContain('Last billed on 2024-09-15, 14 days before');
+    const plan = (id: string) =>
+      results.find((r) => r.resourceId === id && r.ruleId === 'commitments-unused')!;
+    expect(plan('sp-con_a')).toMatchObject({ severity: 'high', estimatedMonthlySavings: expect.any(Number) });
+    // Gone: one severity lower, no savings.
+    expect(plan('sp-con_b').severity).toBe('medium');
+    expect(plan('sp-con_b').estimatedMonthlySavings).toBeUndefined();
+  });
+
+  it("caps a connection's data end at now: a future-dated row makes nothing gone", () => {
+    const scanData = data({
+      resources: [midMonth('con_a', '2024-09-16')],
+      totals: [totals({ connectionId: 'con_a', dataEnd: '2025-06-01T00:00:00.000Z' })],
+    });
+    const results = rankSavings(
+      allRules.flatMap((rule) => rule.evaluate(scanData, context())),
+      scanData,
+      new Date('2024-09-17T00:00:00.000Z'),
+    );
+    expect(findingOf(results, 'eip-con_a').estimatedMonthlySavings).toBeGreaterThan(0);
   });
 });
