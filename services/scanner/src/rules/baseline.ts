@@ -25,8 +25,9 @@ export interface AnomalyThresholds {
 /**
  * Days of a daily series (sorted by day) whose cost exceeds the mean of the `minHistoryDays` days before
  * it by `minDeviations` standard deviations, by `minRelativeJump` of the mean and by `minExcess` in money.
- * The series covers only days the data covers: it starts on its own first day with a cost, so the days
- * before a service existed are not zeros; a day needs `minHistoryDays` days of the series before it.
+ * The series holds only days the data covers (`seriesFrom`): it starts on its own first day with a cost,
+ * so the days before a service existed and the days of a month never uploaded are not zeros; a day needs
+ * `minHistoryDays` covered days of the series before it.
  */
 export function anomaliesOf(
   series: { day: string; cost: number }[],
@@ -49,19 +50,23 @@ export function anomaliesOf(
 }
 
 /**
- * A series' days from its first day with usage-based cost to the data's last day (`last`, YYYY-MM-DD),
- * 0 where the data covers a day the series had no cost.
+ * The days (YYYY-MM-DD, sorted) a connection's data covers: the days any of its services had
+ * usage-based cost. A day without such a row (a month whose export was never uploaded, a day before the
+ * first upload) is not covered: it is no zero in a baseline, it is no point of any series.
  */
-export function seriesFrom(costs: Map<string, number>, last: string): { day: string; cost: number }[] {
+export function coveredDaysOf(rows: DailyServiceCost[]): string[] {
+  return [...new Set(rows.filter((row) => row.usageCost !== 0).map((row) => row.day))].sort();
+}
+
+/**
+ * A series over the covered days (`covered`, sorted) from its own first day with usage-based cost: 0 on
+ * a covered day it had no cost (a real zero: the data is there), no point where the data covers nothing.
+ */
+export function seriesFrom(costs: Map<string, number>, covered: string[]): { day: string; cost: number }[] {
   const days = [...costs].filter(([, cost]) => cost !== 0).map(([day]) => day);
   if (days.length === 0) return [];
   const first = days.sort()[0]!;
-  const series = [];
-  for (let at = Date.parse(`${first}T00:00:00Z`); at <= Date.parse(`${last}T00:00:00Z`); at += 86_400_000) {
-    const day = new Date(at).toISOString().slice(0, 10);
-    series.push({ day, cost: costs.get(day) ?? 0 });
-  }
-  return series;
+  return covered.filter((day) => day >= first).map((day) => ({ day, cost: costs.get(day) ?? 0 }));
 }
 
 /** The usage-based daily series of `rows`, grouped by `key`. */
@@ -91,6 +96,3 @@ export function anomalySeverity(anomaly: Anomaly, minExcess: number): 'low' | 'm
   if (excess >= 3 * minExcess) return 'medium';
   return 'low';
 }
-
-/** The data's last day (YYYY-MM-DD) from its end (exclusive). */
-export const lastDayOf = (end: number): string => new Date(end - 1).toISOString().slice(0, 10);

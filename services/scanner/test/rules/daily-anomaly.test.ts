@@ -118,6 +118,22 @@ const cases: {
     name: 'data starting mid-window: days before it are not zeros',
     daily: steady(10, '2024-09-21'),
   },
+  {
+    name: 'a month without an upload (August, then October): its days are not zeros',
+    daily: [...steady(31, '2024-08-01'), ...steady(31, '2024-10-01')],
+    dataEnd: '2024-11-01T00:00:00.000Z',
+  },
+  {
+    name: 'a spike after a month without an upload is judged against the days with data',
+    daily: [
+      ...steady(31, '2024-08-01'),
+      ...steady(5, '2024-10-01'),
+      ...dailyRows('2024-10-05', 1, () => 700, undefined, ec2),
+    ],
+    dataEnd: '2024-10-06T00:00:00.000Z',
+    connection: { day: '2024-10-05', severity: 'high' },
+    services: ['con_a/Amazon Elastic Compute Cloud'],
+  },
 ];
 
 describe('spend-daily-anomaly and spend-service-anomaly over realistic series', () => {
@@ -140,7 +156,7 @@ describe('spend-daily-anomaly and spend-service-anomaly over realistic series', 
     const costs = [...Array.from({ length: 20 }, () => 100), 400];
     const [result] = dailyCostAnomaly.evaluate(data({ daily: dailySeries('2024-09-10', costs) }), context());
     expect(result!.description).toBe(
-      "On 2024-09-30 the connection's usage-based spend was 400 USD, 300 USD above its average of 100 USD over the 14 days before (+300%).",
+      "On 2024-09-30 the connection's usage-based spend was 400 USD, 300 USD above its average of 100 USD over the 14 days of data before (+300%).",
     );
     expect(result).toMatchObject({ resourceId: 'con_a', resourceType: 'connection', severity: 'medium' });
   });
