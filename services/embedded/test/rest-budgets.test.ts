@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@costgov/ids';
-import { eventually } from '@costgov/testing';
+import { parse } from 'csv-parse/sync';
+import { eventually, usageBased } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { expectError, restCaller, startRestSystem, type Reply } from './support/rest';
 
@@ -469,6 +470,77 @@ describe('REST /v1/guard/budgets through the gateway', () => {
       const counted = rows.filter((r) => r.at < today + 86_400_000);
       expect(read.current_spend).toBe(counted.reduce((sum, r) => sum + r.cost, 0));
       expect(read.data_through).toBe(new Date(today + 86_400_000).toISOString());
+    });
+
+    it('forecasts an upload by its rows: usage-based at its run rate, fees, taxes, credits and adjustments once', async () => {
+      const connection = await newConnection();
+      const projectId = await newProject([connection]);
+      const monthly = (
+        await call('POST', '/v1/guard/budgets', { body: budgetBody(projectId, { amount: 1_000_000 }) })
+      ).body.data;
+      // This month's export up to yesterday (today on the 1st), as a provider writes it: usage in both
+      // spellings of the frequency and without one, a monthly fee and a purchase on the 1st, a tax row
+      // marked Usage-Based, a credit, an adjustment marked Usage-based, and a tax on today's date (after
+      // the last usage day).
+      const now = new Date();
+      const stamp = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+      const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+      const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+      const lastUsage = Math.max(start, today - 86_400_000);
+      const rows: Array<[number, number, string, string]> = [
+        [start, 300, 'Usage', 'Recurring'],
+        [start, 500, 'Purchase', 'One-Time'],
+        [start, 12.34, 'Tax', 'Usage-Based'],
+        [start, 7, 'Purchase', 'NULL'],
+        [start, 20, '', 'Recurring'],
+        [start, -25, 'Credit', 'One-Time'],
+        [start, 3.5, 'Adjustment', 'Usage-based'],
+        [today, 9.99, 'Tax', 'Recurring'],
+      ];
+      for (let day = start, i = 0; day <= lastUsage; day += 86_400_000, i++) {
+        rows.push([day, 40 + (i % 5), 'Usage', 'Usage-Based']);
+        rows.push([day, 2.5, 'Usage', 'Usage-based']);
+        rows.push([day, 1.25, 'usage', 'NULL']);
+        rows.push([day, 0.75, '', '']);
+      }
+      const file = [
+        'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,ChargeCategory,ChargeFrequency',
+        ...rows.map(([at, cost, category, frequency], i) =>
+          [cost, cost, 'USD', stamp(start), stamp(end), stamp(at), stamp(at + 3_600_000), 'EC2', `i-${i}`]
+            .concat([category, frequency])
+            .join(','),
+        ),
+      ].join('\n');
+      const uploadedAt = new Date().toISOString();
+      const upload = await call('POST', `/v1/guard/connections/${connection}/cost-data`, {
+        raw: `${file}\n`,
+        contentType: 'text/csv',
+      });
+      expect(upload.status, JSON.stringify(upload.body)).toBe(200);
+
+      // The test's reading of the file (csv-parse) and of the rule (the test kit's usageBased).
+      const records = parse(`${file}\n`, { columns: true }) as Record<string, string>[];
+      const cost = (list: Record<string, string>[]) =>
+        list.reduce((sum, r) => sum + Number(r.EffectiveCost), 0);
+      const usage = records.filter((r) => usageBased(r.ChargeCategory, r.ChargeFrequency));
+      const lastUsageDayEnd = Math.max(...usage.map((r) => Date.parse(r.ChargePeriodStart!))) + 86_400_000;
+      // The forecast: the usage-based part over the days it covers times the month, the rest once.
+      const projectedWith = (list: Record<string, string>[]) =>
+        (cost(list) * (end - start)) / (lastUsageDayEnd - start) + cost(records) - cost(list);
+      const expected = Math.round(projectedWith(usage) * 100) / 100;
+      // Reading the frequency alone would project the tax marked Usage-Based and the adjustment marked
+      // Usage-based too, every row as usage the fees and purchases as well: other forecasts.
+      const byFrequency = records.filter((r) => r.ChargeFrequency!.toLowerCase() === 'usage-based');
+      expect(Math.abs(projectedWith(byFrequency) - expected)).toBeGreaterThan(0.1);
+      expect(Math.abs(projectedWith(records) - expected)).toBeGreaterThan(1);
+
+      const read = await eventually(async () => {
+        const budget = (await call('GET', `/v1/guard/budgets/${monthly.id}`)).body.data;
+        return budget.evaluated_at >= uploadedAt ? budget : undefined;
+      });
+      expect(read.current_spend).toBeCloseTo(cost(records), 2);
+      expect(read.forecast_spend).toBeCloseTo(expected, 2);
     });
 
     it("warns that last month's export lies outside the budgets' current period, which show 0 and no data", async () => {
