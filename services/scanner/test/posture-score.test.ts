@@ -5,6 +5,7 @@ import {
   gradeOf,
   maxScoreOf,
   scoreOf,
+  SCORING_VERSION,
   trendOf,
   WEIGHTS,
   type PostureInputs,
@@ -143,8 +144,20 @@ describe('trend, as shares of each posture’s maximum', () => {
     [0, 0, [50, 100], 'stable'],
     [50, 100, [0, 0], 'stable'],
   ] as const)('%i of %i against %j is %s', (score, maxScore, earlier, trend) =>
-    expect(trendOf({ score, maxScore }, earlier && { score: earlier[0], maxScore: earlier[1] })).toBe(trend),
+    expect(
+      trendOf(
+        { score, maxScore, version: SCORING_VERSION },
+        earlier && { score: earlier[0], maxScore: earlier[1], version: SCORING_VERSION },
+      ),
+    ).toBe(trend),
   );
+
+  it('compares only postures scored by the same rule', () => {
+    // 60 of 100 against 100 of 100 would be a decline of 40 points, had both been scored alike.
+    const now = { score: 60, maxScore: 100, version: SCORING_VERSION };
+    expect(trendOf(now, { score: 100, maxScore: 100, version: SCORING_VERSION })).toBe('declining');
+    expect(trendOf(now, { score: 100, maxScore: 100, version: SCORING_VERSION - 1 })).toBe('stable');
+  });
 });
 
 describe('the day asked', () => {

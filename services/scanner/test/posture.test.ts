@@ -6,6 +6,7 @@ import type { RpcClient } from '@costgov/rpc';
 import { startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import { postureFactory } from '../src/posture/posture';
+import { SCORING_VERSION } from '../src/posture/score';
 import type { PostureSources, TagCoverage } from '../src/posture/sources';
 
 const TEAM = 'team_a';
@@ -416,6 +417,40 @@ describe('cost posture', () => {
 
     // Without budgets on 2026-11-24: 28 + 30 of 60 (96.7 %) against 78 of 100 on 2026-11-17.
     expect(await readOn('2026-11-24', 0, 0)).toMatchObject({ score: 58, maxScore: 60, trend: 'improving' });
+  });
+
+  it('a snapshot taken before parts could be left out is not compared with today’s: stable', async () => {
+    // A snapshot of the old rule (every part scored, no version) seven days before 2026-11-10: 100 of
+    // 100, every part full marks; it would make any posture of today's rule under 97 % a decline.
+    const oldRule = { budgetCompliance: 40, tagCoverage: 30, recommendationAdoption: 30 };
+    const plant = (day: string, breakdown: object) =>
+      db.query(
+        `INSERT INTO posture_snapshots (team_id, project_id, date, score, breakdown, taken_at)
+         VALUES ($1, '', $2, $3, $4, $5)`,
+        [TEAM, day, 100, JSON.stringify(breakdown), new Date(`${day}T12:00:00Z`)],
+      );
+    await plant('2026-11-03', oldRule);
+    // Today: budgets 20 of 40 (one of two breached), nothing else measured.
+    world.budgets.set(`${TEAM}/`, { active: 1, breached: 1 });
+    const today = await client.getCostPosture({ date: '' }, { teamId: TEAM });
+    expect(today).toMatchObject({ score: points(40, 1, 2), maxScore: 40, trend: 'stable' });
+    // The old snapshot still answers for its own day, as it was scored.
+    expect(await client.getCostPosture({ date: '2026-11-03' }, { teamId: TEAM })).toMatchObject({
+      score: 100,
+      maxScore: 100,
+      grade: 'A',
+    });
+
+    // The same breakdown stored by today's rule seven days earlier is compared: a decline.
+    await db.query(`DELETE FROM posture_snapshots WHERE date = '2026-11-03'`);
+    await plant('2026-11-03', { ...oldRule, untaggableSpend: [], version: SCORING_VERSION });
+    expect(await client.getCostPosture({ date: '' }, { teamId: TEAM })).toMatchObject({ trend: 'declining' });
+    // Today's snapshot keeps the rule that scored it.
+    const { rows } = await db.query<{ breakdown: { version?: number } }>(
+      `SELECT breakdown FROM posture_snapshots WHERE team_id = $1 AND date = '2026-11-10'`,
+      [TEAM],
+    );
+    expect(rows[0]!.breakdown.version).toBe(SCORING_VERSION);
   });
 
   it('the sweep takes today’s snapshot of every scope asked for lately that has none, and skips gone projects', async () => {

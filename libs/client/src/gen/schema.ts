@@ -260,8 +260,9 @@ export interface paths {
      *     finding open in the window) is left out: its value is `null`, `max_score` is the sum of the
      *     measured parts' maxima, and `grade` comes from `score / max_score` (`null` when nothing is
      *     measured). Parts are whole numbers that add up to the rounded score. `trend` compares
-     *     `score / max_score` with the posture of seven days earlier: a change under 3 points of 100, or
-     *     no posture that day, is `stable`.
+     *     `score / max_score` with the posture of seven days earlier: a change under 3 points of 100, no
+     *     posture that day, or one scored by an earlier rule (a snapshot taken before unmeasured parts
+     *     were left out), is `stable`; such a past day still answers as it was scored then.
      *
      *     Today's posture (the default `date`, UTC) is computed on read, reused for up to 5 seconds per
      *     scope (`POSTURE_CACHE_MS`), and kept as today's snapshot; every scope read in the last 30 days also gets a snapshot each day from an hourly
@@ -1413,7 +1414,10 @@ export interface components {
         recommendation_adoption: number | null;
       };
       /**
-       * @description Against the posture seven days earlier, each as `score / max_score` in points of 100; a change under 3 points, no posture seven days earlier, or either measuring nothing, is `stable`.
+       * @description Against the posture seven days earlier, each as `score / max_score` in points of 100; a change
+       *     under 3 points, no posture seven days earlier, either measuring nothing, or one scored by an
+       *     earlier rule (snapshots taken before unmeasured parts were left out, which scored every part),
+       *     is `stable`.
        * @enum {string}
        */
       trend: 'improving' | 'declining' | 'stable';

@@ -7,6 +7,7 @@ import {
   gradeOf,
   maxScoreOf,
   scoreOf,
+  SCORING_VERSION,
   trendOf,
   type Breakdown,
   type Grade,
@@ -32,20 +33,30 @@ export interface CostPosture {
  */
 const WINDOW_DAYS = 30;
 
-/** What a snapshot keeps: the points, and the cost left out of tag coverage. */
+/** What a snapshot keeps: the points, the cost left out of tag coverage, and the rule that scored it. */
 interface Snapshot {
   breakdown: Breakdown;
   untaggableSpend: CurrencyAmount[];
+  /** SCORING_VERSION when it was taken. */
+  version: number;
 }
 
-/** A stored snapshot's jsonb; one taken before parts could be left out has numbers only and no amounts. */
-const snapshotOfJson = (json: Breakdown & { untaggableSpend?: CurrencyAmount[] }): Snapshot => ({
+type SnapshotJson = Breakdown & { untaggableSpend?: CurrencyAmount[]; version?: number };
+
+/**
+ * A stored snapshot's jsonb; one taken before parts could be left out (version 1) has numbers only, no
+ * amounts and no version: it reads back as it was scored, and the trend does not compare it with a
+ * posture of today's rule.
+ */
+const snapshotOfJson = (json: SnapshotJson): Snapshot => ({
   breakdown: {
     budgetCompliance: json.budgetCompliance ?? null,
     tagCoverage: json.tagCoverage ?? null,
     recommendationAdoption: json.recommendationAdoption ?? null,
   },
   untaggableSpend: (json.untaggableSpend ?? []).map(({ currency, amount }) => ({ currency, amount })),
+  // Last, as compute() orders it: snapshotToday compares the two as JSON.
+  version: json.version ?? 1,
 });
 
 interface Scope {
@@ -128,11 +139,11 @@ export function postureFactory(deps: {
       tagCoverage: coverage?.measured ? coverage.ratio : null,
       findings,
     });
-    return { breakdown, untaggableSpend: coverage?.untaggable ?? [] };
+    return { breakdown, untaggableSpend: coverage?.untaggable ?? [], version: SCORING_VERSION };
   }
 
   async function snapshotOf(q: Queryable, scope: Scope, day: string): Promise<Snapshot | null> {
-    const { rows } = await q.query<{ breakdown: Breakdown & { untaggableSpend?: CurrencyAmount[] } }>(
+    const { rows } = await q.query<{ breakdown: SnapshotJson }>(
       `SELECT breakdown FROM posture_snapshots WHERE team_id = $1 AND project_id = $2 AND date = $3`,
       [scope.teamId, scope.projectId, day],
     );
@@ -150,7 +161,11 @@ export function postureFactory(deps: {
         scope.projectId,
         day,
         scoreOf(snapshot.breakdown),
-        JSON.stringify({ ...snapshot.breakdown, untaggableSpend: snapshot.untaggableSpend }),
+        JSON.stringify({
+          ...snapshot.breakdown,
+          untaggableSpend: snapshot.untaggableSpend,
+          version: snapshot.version,
+        } satisfies SnapshotJson),
         now(),
       ],
     );
@@ -195,8 +210,12 @@ export function postureFactory(deps: {
         grade: gradeOf(score, maxScore),
         breakdown,
         trend: trendOf(
-          { score, maxScore },
-          earlier && { score: scoreOf(earlier.breakdown), maxScore: maxScoreOf(earlier.breakdown) },
+          { score, maxScore, version: snapshot.version },
+          earlier && {
+            score: scoreOf(earlier.breakdown),
+            maxScore: maxScoreOf(earlier.breakdown),
+            version: earlier.version,
+          },
         ),
         date: day,
         untaggableSpend: snapshot.untaggableSpend,

@@ -3,6 +3,14 @@
  * reward absence"): pure, so the tables of tests pin it down.
  */
 
+/**
+ * The rule a posture was scored by, kept with each snapshot. 1: every part always scored (an unmeasured
+ * part got full marks; snapshots without a version); 2: unmeasured parts left out, budgets only with
+ * data, adoption over the findings open in the window. The trend compares only postures of one version:
+ * across a change of rule the score moves without anything having changed.
+ */
+export const SCORING_VERSION = 2;
+
 /** Points of each part; a posture measuring every part is out of their sum, 100. */
 export const WEIGHTS = { budgetCompliance: 40, tagCoverage: 30, recommendationAdoption: 30 } as const;
 
@@ -96,13 +104,15 @@ export function gradeOf(score: number, maxScore: number): Grade | null {
 
 /**
  * Against the posture seven days earlier, as shares of their own maxima (in points of 100): a change
- * under 3 points, no earlier posture, or either measuring nothing, is stable.
+ * under 3 points, no earlier posture, one scored by another rule (SCORING_VERSION), or either measuring
+ * nothing, is stable.
  */
 export function trendOf(
-  now: { score: number; maxScore: number },
-  earlier: { score: number; maxScore: number } | null,
+  now: { score: number; maxScore: number; version: number },
+  earlier: { score: number; maxScore: number; version: number } | null,
 ): Trend {
-  if (earlier === null || now.maxScore <= 0 || earlier.maxScore <= 0) return 'stable';
+  if (earlier === null || earlier.version !== now.version) return 'stable';
+  if (now.maxScore <= 0 || earlier.maxScore <= 0) return 'stable';
   const change = (now.score / now.maxScore - earlier.score / earlier.maxScore) * 100;
   if (Math.abs(change) < 3 - 1e-9) return 'stable';
   return change > 0 ? 'improving' : 'declining';
