@@ -140,8 +140,8 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
         period: 'monthly',
       });
     const small = await budget(tagged, 'small', 50);
-    await budget(tagged, 'large', 1000);
-    await budget(bare, 'bare', 1000);
+    const large = await budget(tagged, 'large', 1000);
+    const bareBudget = await budget(bare, 'bare', 1000);
 
     // Required as `Team`; the file's labels are lower case, as Google Cloud writes them.
     await withIdentity((client) => client.setRequiredTags({ requiredTags: ['Team'] }, { teamId }));
@@ -162,6 +162,11 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
     await eventually(async () =>
       (await call('GET', `/v1/guard/budgets/${small}`)).body.data.status === 'breached' ? true : undefined,
     );
+    // The large budget reads the same data; the bare project's has none in its period.
+    await eventually(async () =>
+      (await call('GET', `/v1/guard/budgets/${large}`)).body.data.data_through ? true : undefined,
+    );
+    expect((await call('GET', `/v1/guard/budgets/${bareBudget}`)).body.data.data_through).toBeNull();
 
     // Tag coverage is a share of the cost that can carry tags; the rest is given apart.
     const canCarry = lines.filter(taggable);
@@ -186,23 +191,25 @@ describe('REST /v1/guard/cost-posture through the gateway', () => {
       },
       untaggable_spend: [{ currency: 'USD', amount: leftOut }],
     });
-    // A project with no connection has no cost to tag, and its one budget is fine: 40 of 40.
+    // A project with no connection has no cost to tag, and its one budget has no data in its period:
+    // not breached only because nothing was measured, so left out too. Nothing measured.
     const bareReply = await call('GET', `/v1/guard/cost-posture?project_id=${bare}`);
     expect(bareReply.body.data).toMatchObject({
-      score: 40,
-      max_score: 40,
-      grade: 'A',
-      breakdown: { budget_compliance: 40, tag_coverage: null, recommendation_adoption: null },
+      score: 0,
+      max_score: 0,
+      grade: null,
+      breakdown: { budget_compliance: null, tag_coverage: null, recommendation_adoption: null },
       untaggable_spend: [],
     });
-    // Team-wide: 2 of 3 budgets fine, the team's one connection as tagged as the project.
+    // Team-wide: of the budgets with data (the tagged project's two; not the bare one), 1 is fine; the
+    // team's one connection as tagged as the project.
     const team = await call('GET', '/v1/guard/cost-posture');
-    const teamScore = Math.round((40 * 2) / 3 + tagPoints);
+    const teamScore = Math.round((40 * 1) / 2 + tagPoints);
     expect(team.body.data).toMatchObject({
       score: teamScore,
       max_score: 70,
       grade: grade(teamScore, 70),
-      breakdown: { budget_compliance: Math.round((40 * 2) / 3), recommendation_adoption: null },
+      breakdown: { budget_compliance: 20, recommendation_adoption: null },
     });
   });
 
