@@ -14,17 +14,19 @@ export const extendedSupportCharges: Rule = {
     'The resource pays an extended-support surcharge because it runs a version past its end of standard support.',
   recommendation: 'Upgrade it to a supported version: the surcharge stops, and security fixes continue.',
   needs:
-    "A charge description naming Extended Support on the resource's costliest charge; any number of days.",
+    'Any charge of the resource whose ChargeDescription names Extended Support (costs sums those rows as its extended-support cost); any number of days.',
   savings:
-    "The extended-support rows' cost per covered day (first to last seen of the resource) times 30.44; capped with the resource's other findings at its monthly cost.",
+    "The extended-support rows' cost per covered day (first to last seen of the resource) times 30.44 (the resource's whole cost only when its costliest charge is the surcharge and costs did not single the rows out); capped with the resource's other findings at its monthly cost.",
   neverFlags: 'Resources on a supported version.',
   evaluate(data, { currency }) {
     return data.resources.flatMap((resource) => {
-      if (!extendedSupport.test(resource.chargeDescription)) return [];
+      // Costs sums the rows whose ChargeDescription names extended support (extendedSupportCost): the
+      // surcharge is seldom the resource's costliest charge (the instance beneath it is). A resource
+      // whose costliest charge names it without costs having singled the rows out counts whole.
+      const singled = resource.extendedSupportCost > 0;
+      if (!singled && !extendedSupport.test(resource.chargeDescription)) return [];
       const days = coveredDays(resource);
-      // The surcharge rows' own cost; the resource's whole cost when costs did not single them out.
-      const surcharge =
-        resource.extendedSupportCost > 0 ? resource.extendedSupportCost : resource.effectiveCost;
+      const surcharge = singled ? resource.extendedSupportCost : resource.effectiveCost;
       const savings = money(perMonth(surcharge, days));
       return [
         {
@@ -33,7 +35,7 @@ export const extendedSupportCharges: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} is billed "${resource.chargeDescription}": ${money(surcharge)} ${currency} of surcharge over ${spanText(resource)}, of ${money(resource.effectiveCost)} ${currency} in all.`,
+          description: `${resource.resourceId} pays an extended-support surcharge: ${money(surcharge)} ${currency} over ${spanText(resource)}, of ${money(resource.effectiveCost)} ${currency} in all${singled ? '' : ` ("${resource.chargeDescription}")`}.`,
           recommendation: `Upgrade ${resource.resourceId} to a supported version: the surcharge, ${savings} ${currency} a month, stops.`,
           estimatedMonthlySavings: savings,
           projectedFromDays: projectedDays(days),

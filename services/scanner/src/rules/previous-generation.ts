@@ -1,3 +1,4 @@
+import { unusedCommitmentByConnection } from './commitment-room';
 import type { Rule, ScanResource } from './types';
 import { coveredDays, money, monthlyCostOf, projectedDays, resourceTypeOf } from './window';
 
@@ -68,9 +69,14 @@ interface Priced {
   generation: number;
   family: string;
   type: string;
-  /** Price per hour and normalised unit; undefined when the quantity is unknown. */
-  unitPrice: number | undefined;
+  region: string;
+  /** List and effective price per hour and normalised unit; undefined when unknown (no cost, no quantity). */
+  list: number | undefined;
+  effective: number | undefined;
 }
+
+/** Prices compared like with like: list with list (what a move changes on demand), else effective with effective. */
+type Basis = 'list' | 'effective';
 
 function pricedOf(resource: ScanResource): Priced | undefined {
   const match = instanceType.exec(resource.chargeDescription);
@@ -81,16 +87,22 @@ function pricedOf(resource: ScanResource): Priced | undefined {
       ? resource.pricingQuantity
       : resource.hoursSeen;
   const units = sizeUnits(size!);
-  const cost =
-    resource.listCost !== null && resource.listCost > 0 ? resource.listCost : resource.effectiveCost;
+  const per = (cost: number | null) =>
+    hours > 0 && units > 0 && cost !== null && cost > 0 ? cost / (hours * units) : undefined;
   return {
     classLetters: letters!.toLowerCase(),
     generation: Number(generation),
     family: `${letters!.toLowerCase()}${generation}${options!.toLowerCase()}`,
     type: type!,
-    unitPrice: hours > 0 && units > 0 && cost > 0 ? cost / (hours * units) : undefined,
+    region: resource.regionId,
+    list: per(resource.listCost),
+    effective: per(resource.effectiveCost),
   };
 }
+
+/** Runs under a commitment discount (its costliest charge priced Committed or covered by one). */
+const isCommitted = (resource: ScanResource): boolean =>
+  /^committed$/i.test(resource.pricingCategory) || /^used$/i.test(resource.commitmentDiscountStatus);
 
 /** Instances and volumes of a family the provider has superseded (read from the charge description). */
 export const previousGeneration: Rule = {
@@ -104,10 +116,11 @@ export const previousGeneration: Rule = {
     'Move it to the current generation (e.g. t3/t4g, m6i/m7g, g5; gp3 volumes): usually cheaper and faster.',
   needs: "The instance type or volume type in the resource's charge description; any number of days.",
   savings:
-    'Its cost per covered day (first to last seen) times 30.44, times the share by which a newer family of the same class observed in the data costs less per hour and normalised size (list cost, else effective cost); without one in the data, a typical share from list prices, labelled an estimate. Ranked against scheduling and commitments of the same resource.',
+    'Its cost per covered day (first to last seen) times 30.44, times the share by which the closest newer family of the same class observed in the data in the same region costs less per hour and normalised size, prices compared on one basis (list with list when both have ListCost, else effective with effective); without one in the data, a typical share from list prices, labelled an estimate. None for usage under a commitment its connection already leaves partly unused (a cheaper family frees commitment, not money). Ranked against scheduling and commitments of the same resource.',
   neverFlags:
-    'Current-generation families; magnetic volumes and GPU or memory families get no savings figure (their successors are not cheaper per hour).',
-  evaluate(data, { currency }) {
+    'Current-generation families; magnetic volumes and GPU or memory families get no savings figure (their successors are not cheaper per hour), nor does usage under a partly unused commitment.',
+  evaluate(data, { currency, now }) {
+    const unusedRoom = unusedCommitmentByConnection(data, now);
     const current = data.resources
       .map(pricedOf)
       .filter((p): p is Priced => !!p && !oldFamilies.has(`${p.classLetters}${p.generation}`));
@@ -123,37 +136,55 @@ export const previousGeneration: Rule = {
       const cost = monthlyCostOf(resource);
       const target = oldInstance ? 'its current-generation family' : 'gp3';
 
-      // The closest newer generation of the same class the data prices, averaged over its resources.
-      let observed: { family: string; types: string; price: number; share: number } | undefined;
-      if (oldInstance?.unitPrice) {
-        const newer = current.filter(
-          (p) =>
-            p.classLetters === oldInstance.classLetters &&
-            p.generation > oldInstance.generation &&
-            p.unitPrice,
-        );
-        const closest = Math.min(...newer.map((p) => p.generation));
-        const peers = newer.filter((p) => p.generation === closest);
-        if (peers.length > 0) {
-          const price = peers.reduce((sum, p) => sum + p.unitPrice!, 0) / peers.length;
+      // The closest newer generation of the same class the data prices in the same region, averaged over
+      // its resources, on the same basis: list prices when both sides have them, else effective prices.
+      let observed:
+        | { family: string; types: string; price: number; own: number; share: number; basis: Basis }
+        | undefined;
+      if (oldInstance) {
+        for (const basis of ['list', 'effective'] as const) {
+          const own = oldInstance[basis];
+          if (own === undefined) continue;
+          const newer = current.filter(
+            (p) =>
+              p.classLetters === oldInstance.classLetters &&
+              p.generation > oldInstance.generation &&
+              p.region === oldInstance.region &&
+              p[basis] !== undefined,
+          );
+          if (newer.length === 0) continue;
+          const closest = Math.min(...newer.map((p) => p.generation));
+          const peers = newer.filter((p) => p.generation === closest);
+          const price = peers.reduce((sum, p) => sum + p[basis]!, 0) / peers.length;
           observed = {
             family: peers[0]!.family,
             types: [...new Set(peers.map((p) => p.type))].sort().join(', '),
             price,
-            share: Math.max(0, 1 - price / oldInstance.unitPrice),
+            own,
+            share: Math.max(0, 1 - price / own),
+            basis,
           };
+          break;
         }
       }
       const share =
         observed?.share ??
         typicalShare[oldInstance ? `${oldInstance.classLetters}${oldInstance.generation}` : family] ??
         0;
-      const savings = share > 0 ? money(cost * share) : undefined;
+      // Under a commitment its connection already leaves partly unused, a cheaper family frees more of
+      // the commitment, not money: no saving until the commitment is resized.
+      const committedIdle =
+        isCommitted(resource) && (unusedRoom.get(resource.connectionId) ?? 0) > 0 && share > 0;
+      const savings = share > 0 && !committedIdle ? money(cost * share) : undefined;
+      const region = resource.regionId ? ` in ${resource.regionId}` : '';
       const basis = observed
-        ? ` In this data ${observed.family} costs ${Math.round(share * 100)}% less per hour and size than ${family} (${observed.types} at ${observed.price.toPrecision(3)} vs ${oldInstance!.unitPrice!.toPrecision(3)} ${currency} per hour and normalised unit).`
-        : savings === undefined
-          ? ''
-          : ` Estimate: ${family} typically costs ${Math.round(share * 100)}% more than its successor at list price; the data holds no newer ${family} resource to compare with.`;
+        ? ` In this data its successor ${observed.family} costs ${Math.round(share * 100)}% less per hour and normalised size than ${family}${region}, at ${observed.basis} price (${observed.types} at ${observed.price.toPrecision(3)} vs ${observed.own.toPrecision(3)} ${currency} per hour and normalised unit).`
+        : share > 0
+          ? ` Estimate: its successor typically costs ${Math.round(share * 100)}% less than ${family} at list price; the data holds no newer ${family} resource${region} to compare with.`
+          : '';
+      const committedText = committedIdle
+        ? ` It runs under a commitment discount its connection already leaves partly unused: moving it frees commitment, not money (about ${money(cost * share)} ${currency} a month of it), until the commitment is resized (see commitments-unused).`
+        : '';
       return [
         {
           ruleId: this.id,
@@ -161,9 +192,10 @@ export const previousGeneration: Rule = {
           resourceType: resourceTypeOf(resource),
           severity: this.severity,
           title: this.title,
-          description: `${resource.resourceId} is ${oldInstance?.type ?? family}, a previous generation ("${text}"), costing ${money(cost)} ${currency} a month.${basis}`,
-          recommendation:
-            savings === undefined
+          description: `${resource.resourceId} is ${oldInstance?.type ?? family}, a previous generation ("${text}"), costing ${money(cost)} ${currency} a month.${basis}${committedText}`,
+          recommendation: committedIdle
+            ? `Move ${resource.resourceId} to ${observed ? observed.family : target} for speed and support; the saving is realised only when the commitment covering it is resized to what is used.`
+            : savings === undefined
               ? `Move ${resource.resourceId} to ${target} for speed and support; no saving is expected.`
               : `Move ${resource.resourceId} to ${observed ? observed.family : target}: about ${savings} ${currency} a month less${observed ? '' : ' (estimate)'}.`,
           ...(savings === undefined

@@ -44,6 +44,24 @@ describe('spend-extended-support', () => {
     );
     // 90 over 30 days is 91.32 a month.
     expect(result!.estimatedMonthlySavings).toBe(91.32);
-    expect(result!.description).toContain('90 USD of surcharge over 30 days, of 300 USD in all');
+    expect(result!.description).toContain('surcharge: 90 USD over 30 days, of 300 USD in all');
+  });
+
+  it('fires when the surcharge is not the costliest charge: the instance beneath costs more', () => {
+    const [result] = extendedSupportCharges.evaluate(
+      data({
+        resources: [
+          resource({
+            resourceId: 'db-1',
+            chargeDescription: 'USD 0.34 per db.r5.large Multi-AZ instance hour running MySQL',
+            effectiveCost: 300,
+            extendedSupportCost: 45,
+          }),
+        ],
+      }),
+      context(),
+    );
+    expect(result).toMatchObject({ resourceId: 'db-1', severity: 'high' });
+    expect(result!.estimatedMonthlySavings).toBe(Math.round((45 / 30) * 30.44 * 100) / 100);
   });
 });

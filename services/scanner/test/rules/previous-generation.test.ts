@@ -99,4 +99,94 @@ describe('compute-previous-generation', () => {
       expect(results[0]!.description).not.toContain('Estimate');
     },
   );
+
+  /** An instance of `type` over the fixtures' 30 days (720 hours) at `list` an hour, paying `rate` of it. */
+  const instance = (id: string, type: string, list: number | null, effective: number, extra = {}) =>
+    resource({
+      resourceId: id,
+      chargeDescription: `per On Demand Linux ${type} Instance Hour`,
+      pricingQuantity: 720,
+      effectiveCost: effective * 720,
+      listCost: list === null ? null : list * 720,
+      ...extra,
+    });
+
+  it('states the share its successor costs less, and the savings are that share of its cost', () => {
+    const results = previousGeneration.evaluate(
+      data({
+        resources: [instance('i-old', 'c4.large', 0.1, 0.1), instance('i-new', 'c5.large', 0.085, 0.085)],
+      }),
+      context(),
+    );
+    const [old] = results;
+    const share = 1 - 0.085 / 0.1;
+    expect(old!.description).toContain(`its successor c5 costs ${Math.round(share * 100)}% less`);
+    expect(old!.description).toContain('at list price');
+    expect(old!.estimatedMonthlySavings).toBeCloseTo(0.1 * 24 * 30.44 * share, 2);
+  });
+
+  it('compares list with list, not the old list with a discounted effective price', () => {
+    // The newer family is covered by a discount (effective 60% of list); the old is on demand.
+    const results = previousGeneration.evaluate(
+      data({
+        resources: [instance('i-old', 'c4.large', 0.1, 0.1), instance('i-new', 'c5.large', 0.085, 0.051)],
+      }),
+      context(),
+    );
+    const share = 1 - 0.085 / 0.1;
+    expect(results[0]!.estimatedMonthlySavings).toBeCloseTo(0.1 * 24 * 30.44 * share, 2);
+  });
+
+  it('compares effective with effective when the old resource has no list cost', () => {
+    const results = previousGeneration.evaluate(
+      data({
+        resources: [instance('i-old', 'c4.large', null, 0.1), instance('i-new', 'c5.large', 0.085, 0.08)],
+      }),
+      context(),
+    );
+    const share = 1 - 0.08 / 0.1;
+    expect(results[0]!.description).toContain('at effective price');
+    expect(results[0]!.estimatedMonthlySavings).toBeCloseTo(0.1 * 24 * 30.44 * share, 2);
+  });
+
+  it('compares only within the same region; elsewhere it is the typical estimate', () => {
+    const results = previousGeneration.evaluate(
+      data({
+        resources: [
+          instance('i-old', 'c4.large', 0.1, 0.1),
+          instance('i-new', 'c5.large', 0.05, 0.05, { regionId: 'eu-west-1' }),
+        ],
+      }),
+      context(),
+    );
+    expect(results[0]!.description).toContain('Estimate: its successor typically costs 15% less');
+    expect(results[0]!.estimatedMonthlySavings).toBeCloseTo(0.1 * 24 * 30.44 * 0.15, 2);
+  });
+
+  it('carries no savings for usage under a commitment its connection leaves partly unused, and says why', () => {
+    const committed = { pricingCategory: 'Committed', commitmentDiscountStatus: 'Used' };
+    const commitment = (unusedCost: number) => ({
+      connectionId: 'con_a',
+      commitmentDiscountId: 'sp-1',
+      commitmentDiscountType: 'Compute Savings Plan',
+      usedCost: 100,
+      unusedCost,
+      firstSeen: '2024-09-01T00:00:00.000Z',
+      lastSeen: '2024-10-01T00:00:00.000Z',
+    });
+    const resources = [
+      instance('i-old', 'c4.large', 0.1, 0.07, committed),
+      instance('i-new', 'c5.large', 0.085, 0.0595, committed),
+    ];
+    const [partly] = previousGeneration.evaluate(
+      data({ resources, commitments: [commitment(30)] }),
+      context(),
+    );
+    expect(partly!.estimatedMonthlySavings).toBeUndefined();
+    expect(partly!.description).toContain('frees commitment, not money');
+    expect(partly!.recommendation).toContain('resized');
+    // A commitment used in full: the move frees commitment for other usage, which is money.
+    const [full] = previousGeneration.evaluate(data({ resources, commitments: [commitment(0)] }), context());
+    expect(full!.estimatedMonthlySavings).toBeCloseTo(0.07 * 24 * 30.44 * (1 - 0.085 / 0.1), 2);
+  });
 });

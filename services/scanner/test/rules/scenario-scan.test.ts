@@ -119,25 +119,32 @@ describe('a scan of a scenario file with planted waste and planted non-problems'
       near(found('network-idle-public-ip', id)?.estimatedMonthlySavings, planted.idleHourly * 24 * perMonth);
   });
 
-  it('prices previous-generation instances against the newer family in the data', () => {
+  it('prices previous-generation instances against the newer family in the data, no savings under the partly unused plan', () => {
     const newer = planted.covered.find(({ type }) => type.startsWith('c5'))!;
     for (const old of planted.covered.filter(({ type }) => type.startsWith('c4'))) {
       const monthlyCost = old.hourly * 24 * planted.coveredRate * perMonth;
       const result = found('compute-previous-generation', old.id);
-      near(result?.estimatedMonthlySavings, monthlyCost * (1 - newer.hourly / old.hourly));
+      const share = 1 - newer.hourly / old.hourly;
+      expect(result!.description).toContain(`its successor c5 costs ${Math.round(share * 100)}% less`);
       expect(result!.description).not.toContain('Estimate');
+      // The plan covering them already goes partly unused: a cheaper family frees plan, not money.
+      expect(result!.estimatedMonthlySavings).toBeUndefined();
+      expect(result!.description).toContain(
+        `frees commitment, not money (about ${Math.round(monthlyCost * share * 100) / 100}`,
+      );
     }
   });
 
-  it('schedules the always-on dev machines, commitments being the alternative', () => {
+  it('schedules the always-on dev machines; the unused plan, not a new commitment, is their other way', () => {
     for (const { id, hourly } of planted.alwaysOn) {
       near(
         found('compute-nonprod-always-on', id)?.estimatedMonthlySavings,
         hourly * 24 * perMonth * (1 - 60 / 168),
       );
-      const alternative = found('commitments-steady-on-demand', id);
-      expect(alternative?.estimatedMonthlySavings).toBeUndefined();
-      expect(alternative!.description).toContain('Alternative to');
+      // The plan leaves more unused a month than both machines cost on demand: no new commitment.
+      const commit = found('commitments-steady-on-demand', id);
+      expect(commit?.estimatedMonthlySavings).toBeUndefined();
+      expect(commit!.recommendation).toContain('Use the existing commitment');
     }
   });
 
