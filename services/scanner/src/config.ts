@@ -35,8 +35,10 @@ export const scannerConfig = baseConfig
      */
     SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /**
-     * Least rise of a day's usage-based spend over its baseline, in the data's currency, that the anomaly
-     * rules flag, for a team that set no minimum daily impact of its own (identity TeamSettings).
+     * Least rise of a day's usage-based spend over its baseline, in US dollars, that the anomaly rules
+     * flag, for a team that set no minimum daily impact of its own (identity TeamSettings). Put in the
+     * data's currency with the operator's exchange rate, else an approximate table of common currencies
+     * (scans/min-daily-impact.ts), else used as is.
      */
     ANOMALY_MIN_DAILY_IMPACT: z.coerce.number().min(0).default(50),
     /** Scans one worker process runs at once. */

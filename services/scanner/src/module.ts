@@ -138,6 +138,7 @@ function clientsOf(config: ScannerConfig) {
     costData: (a: Addresses) => client(costs.CostDataService, a.costsAddress ?? config.COSTS_ADDR),
     // A scan reads a whole project's data: it gets far longer than an API call.
     scanData: (a: Addresses) => client(costs.ScanDataService, a.costsAddress ?? config.COSTS_ADDR, 120_000),
+    rates: (a: Addresses) => client(costs.RatesService, a.costsAddress ?? config.COSTS_ADDR),
     close: () => {
       for (const opened of open.values()) opened.close();
       open.clear();
@@ -200,6 +201,8 @@ async function startScans(
           identityClient: clients.identity(options),
           now: ctx.now,
           minDailyImpact: config.ANOMALY_MIN_DAILY_IMPACT,
+          rates: clients.rates(options),
+          logger: ctx.logger,
         })
       : runNoRules);
   const findingsOf =

@@ -38,7 +38,7 @@ const settingsFields: readonly Field<TeamSettingsView>[] = [
 
 interface AnomalyImpactView {
   teamId: string;
-  /** null: the scanner's default (ANOMALY_MIN_DAILY_IMPACT, 50). */
+  /** null: the scanner's default (ANOMALY_MIN_DAILY_IMPACT, 50 USD in the data's currency). */
   anomalyMinDailyImpact: number | null;
 }
 
@@ -177,7 +177,7 @@ export function registerTeams(program: Command, act: Act): void {
     )
     .argument('<team-id>')
     .argument('[amount]', 'e.g. 50 or 12.5', amount)
-    .option('--clear', "use the scanner's default (ANOMALY_MIN_DAILY_IMPACT, 50)")
+    .option('--clear', "use the scanner's default (ANOMALY_MIN_DAILY_IMPACT, 50 USD in the data's currency)")
     .action(
       act(
         async (

@@ -48,7 +48,7 @@ export const dailyCostAnomaly: Rule = {
     'Find the service and resources behind the spike (see spend-service-anomaly) and stop what should not run.',
   needs: `${minHistoryDays} days of usage-based spend before the day judged, of each service counted; only days the connection's data covers count (days before its data begins and a month without an upload are not zeros).`,
   savings: 'none: a spike is a cost already incurred.',
-  neverFlags: `Recurring fees, one-time purchases, taxes, credits and adjustments (only usage-based charges form the series); a connection's first ${minHistoryDays} days; a service's first ${minHistoryDays} days (a new service is not a spike of its connection); a rise below the team's minimum daily impact (default 50 in the data's currency).`,
+  neverFlags: `Recurring fees, one-time purchases, taxes, credits and adjustments (only usage-based charges form the series); a connection's first ${minHistoryDays} days; a service's first ${minHistoryDays} days (a new service is not a spike of its connection); a rise below the team's minimum daily impact (default 50 USD in the data's currency, converted).`,
   evaluate(data, { currency, minDailyImpact }) {
     const connections = usageSeries(data.daily, (row) => row.connectionId);
     return [...connections].flatMap(([connectionId, { rows }]) => {

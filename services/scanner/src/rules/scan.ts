@@ -17,8 +17,11 @@ export interface ScanProjectInput {
   /** The team's required tag keys (identity GetTeamSettings.required_tags). */
   requiredTags: string[];
   now: Date;
-  /** The team's minimum daily impact for anomalies (`defaultMinDailyImpact` when unset). */
-  minDailyImpact?: number;
+  /**
+   * The team's minimum daily impact for anomalies in the data's currency, or how to find it once the
+   * data's currency is known (`defaultMinDailyImpact` when unset).
+   */
+  minDailyImpact?: number | ((currency: string) => number | Promise<number>);
   /** End of the window; by default the end of the connections' latest charge period. */
   until?: Date;
 }
@@ -67,11 +70,15 @@ export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Prom
     { teamId: input.teamId },
   );
   const data = scanDataOf(response);
+  const currency = data.currency || 'USD';
   const context = {
     requiredTags: input.requiredTags,
     now: input.now,
-    currency: data.currency || 'USD',
-    minDailyImpact: input.minDailyImpact ?? defaultMinDailyImpact,
+    currency,
+    minDailyImpact:
+      typeof input.minDailyImpact === 'function'
+        ? await input.minDailyImpact(currency)
+        : (input.minDailyImpact ?? defaultMinDailyImpact),
   };
   const results = rankSavings(
     allRules.flatMap((rule) => rule.evaluate(data, context)),

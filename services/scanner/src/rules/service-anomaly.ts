@@ -23,7 +23,7 @@ export const serviceCostAnomaly: Rule = {
   needs: `${minHistoryDays} days of the service's own usage-based spend before the day judged, counted from its first day with cost (a new service cannot spike on its first days) and only over days the connection's data covers (a month without an upload is no zeros).`,
   savings: 'none: a spike is a cost already incurred.',
   neverFlags:
-    "Recurring fees (a monthly charge on the 1st), one-time purchases, taxes, credits and adjustments; a service's first 14 days; a rise below the team's minimum daily impact (default 50 in the data's currency).",
+    "Recurring fees (a monthly charge on the 1st), one-time purchases, taxes, credits and adjustments; a service's first 14 days; a rise below the team's minimum daily impact (default 50 USD in the data's currency, converted).",
   evaluate(data, { currency, minDailyImpact }) {
     const covered = new Map(
       [...usageSeries(data.daily, (row) => row.connectionId)].map(([connectionId, { rows }]) => [

@@ -2024,8 +2024,8 @@ export type DailyServiceCost = Message<'costgov.costs.v1.DailyServiceCost'> & {
 
   /**
    * Of effective_cost: usage-based charges (ChargeCategory Usage and ChargeFrequency Usage-Based, in
-   * any case, a null column not deciding), the only ones daily anomaly rules judge: recurring fees, one-time purchases,
-   * taxes, credits and adjustments are left out.
+   * any case, a null column not deciding), the only ones daily anomaly rules judge: recurring fees,
+   * one-time purchases, taxes, credits and adjustments are left out.
    *
    * @generated from field: double usage_cost = 7;
    */
@@ -2072,8 +2072,8 @@ export type DailyServiceCostJson = {
 
   /**
    * Of effective_cost: usage-based charges (ChargeCategory Usage and ChargeFrequency Usage-Based, in
-   * any case, a null column not deciding), the only ones daily anomaly rules judge: recurring fees, one-time purchases,
-   * taxes, credits and adjustments are left out.
+   * any case, a null column not deciding), the only ones daily anomaly rules judge: recurring fees,
+   * one-time purchases, taxes, credits and adjustments are left out.
    *
    * @generated from field: double usage_cost = 7;
    */

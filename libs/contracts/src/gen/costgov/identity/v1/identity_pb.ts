@@ -169,7 +169,8 @@ export type TeamSettings = Message<'costgov.identity.v1.TeamSettings'> & {
   /**
    * Minimum daily impact of an anomaly, in the currency of the team's cost data: a day whose
    * usage-based spend rises less than this over its baseline is not flagged. Unset: the scanner's
-   * default (ANOMALY_MIN_DAILY_IMPACT, 50).
+   * default (ANOMALY_MIN_DAILY_IMPACT, 50 USD, put in the data's currency with the operator's exchange
+   * rate, else an approximate table of common currencies).
    *
    * @generated from field: optional double anomaly_min_daily_impact = 3;
    */
@@ -193,7 +194,8 @@ export type TeamSettingsJson = {
   /**
    * Minimum daily impact of an anomaly, in the currency of the team's cost data: a day whose
    * usage-based spend rises less than this over its baseline is not flagged. Unset: the scanner's
-   * default (ANOMALY_MIN_DAILY_IMPACT, 50).
+   * default (ANOMALY_MIN_DAILY_IMPACT, 50 USD, put in the data's currency with the operator's exchange
+   * rate, else an approximate table of common currencies).
    *
    * @generated from field: optional double anomaly_min_daily_impact = 3;
    */
