@@ -1,20 +1,23 @@
 /**
- * A FOCUS 1.2 export written for the scenario tests (the scanner's scenario-scan and the REST one): two months (August and September 2024) of one AWS
- * account, one row per resource and day, with planted waste and planted non-problems. `planted` holds
- * the facts the file was written from, so the test computes what a scan must find without reading the
- * scanner's output.
+ * A FOCUS 1.2 export written for the scenario tests (the scanner's scenario-scan and the REST one): one
+ * AWS account from 1 August to 20 September 2024, one row per resource and day, as a mid-month export
+ * is: its usage runs to 21 September while its tax and support rows span their whole month, to
+ * 1 October (as AWS dates them). Planted waste and planted non-problems; `planted` holds the facts the
+ * file was written from, so the test computes what a scan must find without reading the scanner's
+ * output.
  */
 
 const dayMs = 86_400_000;
 export const first = Date.UTC(2024, 7, 1);
-/** 61 days: 1 August to 30 September. */
-export const days = 61;
+/** 51 days of usage: 1 August to 20 September (the data ends on 21 September). */
+export const days = 51;
 
 export const connectionServices = {
   ec2: ['Amazon Elastic Compute Cloud', 'Compute'],
   vpc: ['Amazon Virtual Private Cloud', 'Networking'],
   lambda: ['AWS Lambda', 'Compute'],
   s3: ['Amazon Simple Storage Service', 'Storage'],
+  ebs: ['Amazon Elastic Block Store', 'Storage'],
   support: ['AWS Support (Business)', 'Management and Governance'],
   tax: ['Tax', ''],
 } as const;
@@ -57,15 +60,35 @@ export const planted = {
     { id: 'eipalloc-0003', from: 40 },
   ],
   idleHourly: 0.005,
-  /** Lambda usage a day, and the one real anomaly: 2000 more on 27 September (day 57). */
+  /** Lambda usage a day, and the one real anomaly: 2000 more on 17 September (day 47). */
   lambdaPerDay: 50,
-  anomaly: { day: 57, extra: 2000 },
+  anomaly: { day: 47, extra: 2000 },
   s3PerDay: 30,
-  /** Non-problems: a monthly support fee on the 1st, a one-time purchase, a tax row a month, a credit. */
+  /**
+   * Non-problems: a monthly support fee and a tax row a month, each spanning its whole month from the
+   * 1st (September's to 1 October, past the usage), a one-time purchase, a credit.
+   */
   supportFee: 1000,
-  purchase: { id: 'ri-upfront-0001', day: 50, cost: 3000 },
+  purchase: { id: 'ri-upfront-0001', day: 45, cost: 3000 },
   tax: 450,
   credit: { day: 42, cost: -500 },
+  /**
+   * The team's required tag keys, written as the team writes them: the resources' lower-case
+   * `environment` and `application` keys satisfy them (keys compare whatever their case and separators).
+   */
+  requiredTags: ['Environment', 'Application'],
+  /** gp3 volumes (current generation) at 1.2 a day, each with a tagging problem or none. */
+  volumePerDay: 1.2,
+  volumes: {
+    /** No tags at all: missing both required keys. */
+    untagged: { id: 'vol-untagged', tags: {} as Record<string, string> },
+    /** `Env` for `environment`: the required Environment key is missing, and one meaning has two keys. */
+    misKeyed: { id: 'vol-env-key', tags: { Env: 'production', application: 'storefront' } },
+    /** `prod` for `production`: one value spelled two ways. */
+    misValued: { id: 'vol-prod-value', tags: { environment: 'prod', application: 'storefront' } },
+    /** Capitalised keys, as AWS users write them: the same keys as `environment`, not a problem. */
+    capitalised: { id: 'vol-capitalised', tags: { Environment: 'production', Application: 'storefront' } },
+  },
 };
 
 const columns = [
@@ -263,25 +286,47 @@ export function scenarioRows(): Row[] {
         Tags: tags(prod),
       }),
     );
+    for (const { id, tags: volumeTags } of Object.values(p.volumes))
+      rows.push(
+        charge(day, p.volumePerDay, {
+          ...service('ebs'),
+          ChargeDescription: '$0.08 per GB-month of General Purpose SSD (gp3) provisioned storage',
+          ResourceId: id,
+          ResourceType: 'Volume',
+          ListCost: p.volumePerDay,
+          PricingUnit: 'GB-Mo',
+          PricingQuantity: p.volumePerDay / 0.08,
+          ...(Object.keys(volumeTags).length > 0 ? { Tags: tags(volumeTags) } : {}),
+        }),
+      );
     const date = new Date(first + day * dayMs);
-    // A monthly support fee booked on the 1st, and the month's tax on its last day.
-    if (date.getUTCDate() === 1)
+    // The month's support fee and tax, booked on the 1st over the whole month, as AWS dates them.
+    if (date.getUTCDate() === 1) {
+      const hours = (Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) - date.getTime()) / 3_600_000;
       rows.push(
-        charge(day, p.supportFee, {
-          ...service('support'),
-          ChargeFrequency: 'Recurring',
-          ChargeDescription: 'Business support plan, monthly fee',
-        }),
+        charge(
+          day,
+          p.supportFee,
+          {
+            ...service('support'),
+            ChargeFrequency: 'Recurring',
+            ChargeDescription: 'Business support plan, monthly fee',
+          },
+          hours,
+        ),
+        charge(
+          day,
+          p.tax,
+          {
+            ...service('tax'),
+            ChargeCategory: 'Tax',
+            ChargeFrequency: 'Recurring',
+            ChargeDescription: 'Sales tax',
+          },
+          hours,
+        ),
       );
-    if (new Date(first + (day + 1) * dayMs).getUTCDate() === 1)
-      rows.push(
-        charge(day, p.tax, {
-          ...service('tax'),
-          ChargeCategory: 'Tax',
-          ChargeFrequency: 'Recurring',
-          ChargeDescription: 'Sales tax',
-        }),
-      );
+    }
     if (day === p.purchase.day)
       rows.push(
         charge(day, p.purchase.cost, {

@@ -5,7 +5,7 @@ import { eventually, focusScenario } from '@costgov/testing';
 import type { RunningSystem } from '../src/system';
 import { restCaller, startRestSystem } from './support/rest';
 
-const { planted, scenarioCsv, scenarioRows } = focusScenario;
+const { planted, scenarioCsv, scenarioRows, days } = focusScenario;
 
 const bootstrapKey = 'cg_live_restscanscenariobootstrapkey00000000';
 const call = restCaller(() => system.url, bootstrapKey);
@@ -29,6 +29,7 @@ beforeAll(async () => {
   const identityPort = system.services.find((s) => s.name === 'identity')!.port;
   identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityPort}`);
   await identityClient.grantScanCredits({ teamId, credits: 2n });
+  await identityClient.setRequiredTags({ requiredTags: planted.requiredTags }, { teamId });
   const connection = await call('POST', '/v1/guard/connections', {
     body: { name: 'scenario', provider: 'aws' },
   });
@@ -82,12 +83,12 @@ describe('a scan of the scenario file through the REST API', () => {
     const used = planted.covered.reduce((sum, { hourly }) => sum + hourly * 24 * planted.coveredRate, 0);
     const plan = find('commitments-unused', planted.savingsPlan.id);
     within15(plan.estimated_monthly_savings, (planted.savingsPlan.perDay - used) * perMonth);
-    expect(plan.projected_from_days).toBe(61);
+    expect(plan.projected_from_days).toBe(days);
 
     for (const { id, from } of planted.idleAddresses) {
       const address = find('network-idle-public-ip', id);
       within15(address.estimated_monthly_savings, planted.idleHourly * 24 * perMonth);
-      expect(address.projected_from_days).toBe(61 - from);
+      expect(address.projected_from_days).toBe(days - from);
     }
     const newer = planted.covered.find(({ type }) => type.startsWith('c5'))!;
     for (const old of planted.covered.filter(({ type }) => type.startsWith('c4'))) {
@@ -110,14 +111,31 @@ describe('a scan of the scenario file through the REST API', () => {
     }
     const anomalies = findings.filter((f) => f.rule_id.endsWith('anomaly'));
     expect(anomalies.map((f) => f.rule_id).sort()).toEqual(['spend-daily-anomaly', 'spend-service-anomaly']);
-    const day = new Date(Date.UTC(2024, 7, 1 + planted.anomaly.day)).toISOString().slice(0, 10);
+    const day = new Date(focusScenario.first + planted.anomaly.day * 86_400_000).toISOString().slice(0, 10);
     for (const anomaly of anomalies) expect(anomaly.description).toContain(`On ${day}`);
 
+    // The untagged and mis-tagged volumes; the one with capitalised keys satisfies the required keys.
+    const { untagged, misKeyed } = planted.volumes;
+    expect(find('tags-missing-required', untagged.id).description).toContain(
+      `has no ${planted.requiredTags.join(', ')} tags`,
+    );
+    expect(find('tags-missing-required', misKeyed.id).description).toContain('has no Environment tag.');
+    expect(find('tags-inconsistent-keys', 'tag-key:environment')).toBeDefined();
+    expect(find('tags-inconsistent-values', 'tag-value:environment=production')).toBeDefined();
+
     const expectedCount =
-      1 + planted.idleAddresses.length + 2 + 2 * planted.alwaysOn.length + anomalies.length;
+      1 + planted.idleAddresses.length + 2 + 2 * planted.alwaysOn.length + anomalies.length + 4;
     expect(findings).toHaveLength(expectedCount);
     const text = JSON.stringify(findings);
-    for (const quiet of [planted.purchase.id, planted.scheduled.id, 'AWS Support', 'Tax', 'credit'])
+    for (const quiet of [
+      planted.purchase.id,
+      planted.scheduled.id,
+      planted.volumes.capitalised.id,
+      'AWS Support',
+      'Tax',
+      'credit',
+      'Last billed',
+    ])
       expect(text).not.toContain(quiet);
 
     // No resource is promised more than it costs a month, computed from its rows.

@@ -6,8 +6,9 @@ import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
 import { focusScenario, freshDb, testBus, usageBased } from '@costgov/testing';
+import { allRules } from '../../src/rules/catalogue';
 import { scanDataOf, scanProject, type ScanProjectOutcome } from '../../src/rules/scan';
-import type { ScanData } from '../../src/rules/types';
+import type { RuleContext, ScanData } from '../../src/rules/types';
 
 const { planted, scenarioCsv, scenarioRows } = focusScenario;
 const logger = createLogger('test', 'silent');
@@ -22,6 +23,10 @@ let scanData: RpcClient<typeof costs.ScanDataService>;
 let connectionId: string;
 let outcome: ScanProjectOutcome;
 let data: ScanData;
+let context: RuleContext;
+const dayMs = 86_400_000;
+/** The day (YYYY-MM-DD) `day` days after 1 August 2024. */
+const dayOf = (day: number) => new Date(focusScenario.first + day * dayMs).toISOString().slice(0, 10);
 
 async function* parts(id: string, body: Uint8Array) {
   yield { part: { case: 'start' as const, value: { connectionId: id, contentEncoding: 'identity' } } };
@@ -52,10 +57,11 @@ beforeAll(async () => {
       teamId: team.teamId,
       projectId: newId('project'),
       connectionIds: [connectionId],
-      requiredTags: [],
+      requiredTags: planted.requiredTags,
       now: new Date(),
     },
   );
+  context = { requiredTags: planted.requiredTags, now: new Date(), currency: 'USD', minDailyImpact: 50 };
 }, 60_000);
 
 afterAll(async () => {
@@ -100,8 +106,12 @@ describe('a scan of a scenario file with planted waste and planted non-problems'
     expect(data.commitments).toHaveLength(1);
     expect(data.commitments[0]!.usedCost).toBeCloseTo(costOf('Used'), 6);
     expect(data.commitments[0]!.unusedCost).toBeCloseTo(costOf('Unused'), 6);
+    // The tax and support rows of September span it to 1 October; the usage ends on 21 September.
     expect(data.dataStart).toBe('2024-08-01T00:00:00.000Z');
     expect(data.dataEnd).toBe('2024-10-01T00:00:00.000Z');
+    expect(data.totals.map((totals) => totals.dataEnd)).toEqual([
+      `${dayOf(focusScenario.days)}T00:00:00.000Z`,
+    ]);
   });
 
   it('finds the unused share of the savings plan from its own Used and Unused rows', () => {
@@ -149,10 +159,52 @@ describe('a scan of a scenario file with planted waste and planted non-problems'
   });
 
   it('finds the one real anomaly, on its day, in its service and its connection', () => {
-    const day = new Date(Date.UTC(2024, 7, 1 + planted.anomaly.day)).toISOString().slice(0, 10);
+    const day = dayOf(planted.anomaly.day);
     expect(found('spend-service-anomaly', `${connectionId}/AWS Lambda`)!.description).toContain(`On ${day}`);
     expect(found('spend-daily-anomaly', connectionId)!.description).toContain(`On ${day}`);
     expect(outcome.results.filter((r) => r.ruleId.endsWith('anomaly'))).toHaveLength(2);
+  });
+
+  it('finds the untagged and mis-tagged resources, keys compared whatever their case', () => {
+    const { untagged, misKeyed, misValued } = planted.volumes;
+    expect(found('tags-missing-required', untagged.id)!.description).toContain(
+      `has no ${planted.requiredTags.join(', ')} tags`,
+    );
+    // `Env` is not the required Environment key; its Application (written `application`) is there.
+    expect(found('tags-missing-required', misKeyed.id)!.description).toContain('has no Environment tag.');
+    expect(found('tags-inconsistent-keys', 'tag-key:environment')!.description).toContain(
+      "'Env' (1 resource)",
+    );
+    // `prod` beside `production` under one key (written `environment` and `Environment`).
+    const values = found('tags-inconsistent-values', 'tag-value:environment=production')!;
+    expect(values.description).toContain(`'${misValued.tags.environment}' (1 resource)`);
+  });
+
+  it("states each rule's own savings, before ranking and capping, within 15% of the planted amount", () => {
+    // What each planted problem would save, from the planted facts; planted problems with no saving
+    // (a new commitment the unused plan makes needless, modernising usage of the partly unused plan)
+    // and every non-problem must carry none.
+    const used = planted.covered.reduce((sum, { hourly }) => sum + hourly * 24 * planted.coveredRate, 0);
+    const expected = new Map<string, number>([
+      [`commitments-unused ${planted.savingsPlan.id}`, (planted.savingsPlan.perDay - used) * perMonth],
+      ...planted.idleAddresses.map(
+        ({ id }) => [`network-idle-public-ip ${id}`, planted.idleHourly * 24 * perMonth] as [string, number],
+      ),
+      ...planted.alwaysOn.map(
+        ({ id, hourly }) =>
+          [`compute-nonprod-always-on ${id}`, hourly * 24 * perMonth * (1 - 60 / 168)] as [string, number],
+      ),
+    ]);
+    const raw = allRules.flatMap((rule) => rule.evaluate(data, context));
+    const withSavings = raw.filter((result) => result.estimatedMonthlySavings !== undefined);
+    expect(withSavings.map((r) => `${r.ruleId} ${r.resourceId}`).sort()).toEqual([...expected.keys()].sort());
+    for (const result of withSavings)
+      near(result.estimatedMonthlySavings, expected.get(`${result.ruleId} ${result.resourceId}`)!);
+    // Ranking and capping changed none of them: no rule overstated what its resource costs.
+    for (const result of withSavings)
+      expect(found(result.ruleId, result.resourceId)!.estimatedMonthlySavings).toBe(
+        result.estimatedMonthlySavings,
+      );
   });
 
   it('flags none of the non-problems and nothing else', () => {
@@ -168,22 +220,39 @@ describe('a scan of a scenario file with planted waste and planted non-problems'
       ]),
       `spend-service-anomaly ${connectionId}/AWS Lambda`,
       `spend-daily-anomaly ${connectionId}`,
+      `tags-missing-required ${planted.volumes.untagged.id}`,
+      `tags-missing-required ${planted.volumes.misKeyed.id}`,
+      'tags-inconsistent-keys tag-key:environment',
+      'tags-inconsistent-values tag-value:environment=production',
     ].sort();
     expect(outcome.results.map((r) => `${r.ruleId} ${r.resourceId}`).sort()).toEqual(expected);
-    // The monthly fee, the purchase, the tax, the credit and the scheduled dev machine are in none of them.
+    // The monthly fee, the purchase, the tax, the credit, the scheduled dev machine and the volume with
+    // capitalised keys are in none of them.
     const text = JSON.stringify(outcome.results);
-    for (const quiet of [planted.purchase.id, planted.scheduled.id, 'AWS Support', 'Tax', 'credit'])
+    for (const quiet of [
+      planted.purchase.id,
+      planted.scheduled.id,
+      planted.volumes.capitalised.id,
+      'AWS Support',
+      'Tax',
+      'credit',
+      'Last billed',
+    ])
       expect(text).not.toContain(quiet);
   });
 
   it('promises no resource more than its monthly cost, and states the days it projected from', () => {
     const rows = scenarioRows();
-    for (const resource of data.resources) {
-      const own = rows.filter((row) => row.ResourceId === resource.resourceId);
-      const cost = own.reduce((sum, row) => sum + Number(row.EffectiveCost), 0);
+    const spanOf = (id: string) => {
+      const own = rows.filter((row) => row.ResourceId === id);
       const start = Math.min(...own.map((row) => Date.parse(String(row.ChargePeriodStart))));
       const end = Math.max(...own.map((row) => Date.parse(String(row.ChargePeriodEnd))));
-      const monthlyCost = (cost / Math.max(1, (end - start) / 86_400_000)) * perMonth;
+      return { own, days: Math.max(1, (end - start) / dayMs) };
+    };
+    for (const resource of data.resources) {
+      const { own, days } = spanOf(resource.resourceId);
+      const cost = own.reduce((sum, row) => sum + Number(row.EffectiveCost), 0);
+      const monthlyCost = (cost / days) * perMonth;
       const promised = outcome.results
         .filter((result) => result.resourceId === resource.resourceId)
         .reduce((sum, result) => sum + (result.estimatedMonthlySavings ?? 0), 0);
@@ -191,6 +260,6 @@ describe('a scan of a scenario file with planted waste and planted non-problems'
     }
     for (const result of outcome.results)
       if (result.estimatedMonthlySavings !== undefined)
-        expect(result.projectedFromDays).toBeGreaterThanOrEqual(21);
+        expect(result.projectedFromDays, result.resourceId).toBe(Math.round(spanOf(result.resourceId).days));
   });
 });
