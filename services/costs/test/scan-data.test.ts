@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
 import type { RpcClient } from '@costgov/rpc';
-import { focusFile, uploadParts } from '@costgov/testing';
+import { focusFile, focusSample, uploadParts, usageBased } from '@costgov/testing';
 import { startCosts, type CostsUnderTest } from './fixture';
 
 const team = { teamId: newId('team') };
@@ -141,6 +141,42 @@ describe('ScanDataService.GetScanData', () => {
     const aheadEnd = timestampDate(aheadData.totals[0]!.dataEnd!).getTime();
     expect(aheadEnd).toBeGreaterThanOrEqual(before);
     expect(aheadEnd).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("splits each day's usage-based cost out of the FOCUS sample by the one rule, whatever the case", async () => {
+    const connectionId = (await connections.createConnection({ name: 'sample', provider: 'aws' }, team)).id;
+    await costData.uploadCostData(uploadParts(connectionId, focusSample.sample), team);
+    const data = await scanData.getScanData(
+      { connectionIds: [connectionId], until: timestampFromDate(new Date('2024-10-02T00:00:00Z')) },
+      team,
+    );
+    // The test's own reading of the sample (csv-parse) and of the rule (the test kit's usageBased): its
+    // 'Usage-based' usage rows count, its adjustments marked 'Usage-based' and its credit do not.
+    const expected = new Map<string, { effective: number; usage: number }>();
+    for (const row of focusSample.rows) {
+      const day = expected.get(row.day) ?? { effective: 0, usage: 0 };
+      day.effective += row.effective;
+      if (usageBased(row.category, row.frequency)) day.usage += row.effective;
+      expected.set(row.day, day);
+    }
+    expect(focusSample.rows.some((row) => row.frequency === 'Usage-based' && row.category === 'Usage')).toBe(
+      true,
+    );
+    expect(
+      focusSample.rows.some((row) => row.frequency === 'Usage-based' && row.category === 'Adjustment'),
+    ).toBe(true);
+    const perDay = new Map<string, { effective: number; usage: number }>();
+    for (const row of data.daily) {
+      const day = perDay.get(row.day) ?? { effective: 0, usage: 0 };
+      day.effective += row.effectiveCost;
+      day.usage += row.usageCost;
+      perDay.set(row.day, day);
+    }
+    expect([...perDay.keys()].sort()).toEqual([...expected.keys()].sort());
+    for (const [day, sums] of expected) {
+      expect(perDay.get(day)!.effective, day).toBeCloseTo(sums.effective, 6);
+      expect(perDay.get(day)!.usage, day).toBeCloseTo(sums.usage, 6);
+    }
   });
 
   it('needs the team on the call', async () => {
