@@ -18,7 +18,7 @@ export const newCostlyResource: Rule = {
   description: `A resource first billed in the last ${recentDays} days of its connection's data, with at least ${minDays} days of usage charges, runs at ${minMonthly} or more a month and at least ${minShare * 100}% of its connection's monthly spend.`,
   recommendation:
     'Confirm the resource is meant to exist at this size; right-size it or remove it if it was created by mistake or for a test.',
-  needs: `More than ${2 * recentDays} days of data, and the new resource first billed within ${recentDays} days of where its connection's usage-based data ends (capped at now), and ${minDays} days of the new resource's charges (its run rate is projected from them: projected_from_days).`,
+  needs: `More than ${2 * recentDays} days of data, and ${minDays} days of the new resource's charges (its run rate is projected from them: projected_from_days); "new" is judged against where its connection's usage-based data ends (capped at now), not a tax row dated to the end of the month.`,
   savings: 'none: the run rate is stated, not a saving.',
   neverFlags:
     'Resources whose costliest charge is not usage (one-time purchases, recurring fees, taxes, credits); resources seen on fewer than 3 days.',

@@ -6,8 +6,9 @@ const dayMs = 86_400_000;
 export const daysPerMonth = 30.44;
 
 /**
- * Days of data the rules that judge a month of behaviour (around the clock, steady usage) need for a
- * resource before they fire: two weeks hold every weekday and weekend twice, one month of data is enough.
+ * Days of data a rule that judges around-the-clock behaviour needs for a resource before it fires: two
+ * weeks hold every weekday and weekend twice, one month of data is enough. Commitment advice waits
+ * for a full month (steady-on-demand's `minCommitmentDays`).
  */
 export const minJudgedDays = 14;
 
