@@ -1,5 +1,13 @@
 import type { Rule } from './types';
-import { connectionEnd, dataDays, daysPerMonth, money, projectedDays, resourceTypeOf } from './window';
+import {
+  connectionEnd,
+  dataDays,
+  dataSpan,
+  daysPerMonth,
+  money,
+  projectedDays,
+  resourceTypeOf,
+} from './window';
 
 const recentDays = 7;
 /** Days of charges a new resource needs before its run rate is projected to a month. */
@@ -23,15 +31,21 @@ export const newCostlyResource: Rule = {
   neverFlags:
     'Resources whose costliest charge is not usage (one-time purchases, recurring fees, taxes, credits); resources seen on fewer than 3 days.',
   evaluate(data, { currency, now }) {
-    const span = dataDays(data);
-    if (span <= 2 * recentDays) return [];
+    if (dataDays(data) <= 2 * recentDays) return [];
+    const { start } = dataSpan(data);
+    // Each connection over its own span, to its own data end (usage-based rows, capped at now): a tax
+    // row dated to the 1st of next month or another connection's later export neither makes a resource
+    // old nor thins the connection's monthly spend.
+    const spanOf = (connectionId: string) => (connectionEnd(data, connectionId, now) - start) / dayMs;
     const connectionMonthly = new Map(
-      data.totals.map((totals) => [totals.connectionId, (totals.effectiveCost / span) * daysPerMonth]),
+      data.totals.map((totals) => [
+        totals.connectionId,
+        (totals.effectiveCost / Math.max(1, spanOf(totals.connectionId))) * daysPerMonth,
+      ]),
     );
     return data.resources.flatMap((resource) => {
       if (resource.chargeCategory !== 'Usage' || resource.daysSeen < minDays) return [];
-      // Judged against its own connection's data end (usage-based rows, capped at now): a tax row dated
-      // to the 1st of next month or another connection's later export does not make it old.
+      if (spanOf(resource.connectionId) <= 2 * recentDays) return [];
       const end = connectionEnd(data, resource.connectionId, now);
       const first = Date.parse(resource.firstSeen);
       if (end - first > recentDays * dayMs) return [];

@@ -107,4 +107,26 @@ describe('spend-new-costly-resource', () => {
     );
     expect(results).toHaveLength(1);
   });
+
+  it("weighs a new resource against its connection's spend over the connection's own span", () => {
+    // The connection's 60000 cover 1 to 16 September (its usage end), not the month its tax rows span:
+    // 60000 / 15 days a day, 5% of which a month is 6088; a new resource at 4000 a month is under it.
+    const resources = [
+      resource({
+        firstSeen: '2024-09-11T00:00:00.000Z',
+        lastSeen: '2024-09-16T00:00:00.000Z',
+        effectiveCost: (4000 / 30.44) * 5,
+        daysSeen: 5,
+      }),
+    ];
+    const results = newCostlyResource.evaluate(
+      data({
+        resources,
+        totals: [totals({ effectiveCost: 60_000, dataEnd: '2024-09-16T00:00:00.000Z' })],
+        dataEnd: '2024-10-01T00:00:00.000Z',
+      }),
+      context(),
+    );
+    expect(results).toEqual([]);
+  });
 });
