@@ -178,7 +178,7 @@ export const previousGeneration: Rule = {
       const savings = share > 0 && !committedIdle ? money(cost * share) : undefined;
       const region = resource.regionId ? ` in ${resource.regionId}` : '';
       const basis = observed
-        ? ` In this data its successor ${observed.family} costs ${Math.round(share * 100)}% less per hour and normalised size than ${family}${region}, at ${observed.basis} price (${observed.types} at ${observed.price.toPrecision(3)} vs ${observed.own.toPrecision(3)} ${currency} per hour and normalised unit).`
+        ? ` In this data its successor ${observed.family} costs ${share > 0 ? `${Math.round(share * 100)}% less` : 'no less'} per hour and normalised size than ${family}${region}, at ${observed.basis} price (${observed.types} at ${observed.price.toPrecision(3)} vs ${observed.own.toPrecision(3)} ${currency} per hour and normalised unit).`
         : share > 0
           ? ` Estimate: its successor typically costs ${Math.round(share * 100)}% less than ${family} at list price; the data holds no newer ${family} resource${region} to compare with.`
           : '';

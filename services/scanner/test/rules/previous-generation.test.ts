@@ -189,4 +189,15 @@ describe('compute-previous-generation', () => {
     const [full] = previousGeneration.evaluate(data({ resources, commitments: [commitment(0)] }), context());
     expect(full!.estimatedMonthlySavings).toBeCloseTo(0.07 * 24 * 30.44 * (1 - 0.085 / 0.1), 2);
   });
+
+  it('says so when the successor in the data costs no less, and promises nothing', () => {
+    const results = previousGeneration.evaluate(
+      data({
+        resources: [instance('i-old', 'c4.large', 0.1, 0.1), instance('i-new', 'c5.large', 0.12, 0.12)],
+      }),
+      context(),
+    );
+    expect(results[0]!.estimatedMonthlySavings).toBeUndefined();
+    expect(results[0]!.description).toContain('its successor c5 costs no less per hour');
+  });
 });
