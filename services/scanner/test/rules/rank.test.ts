@@ -78,6 +78,18 @@ describe('ranking exclusive recommendations', () => {
     }
   });
 
+  it.each(fixtures)(
+    '$name: no rule on its own, before ranking and capping, promises more than the cost',
+    ({ resources }) => {
+      const raw = allRules.flatMap((rule) => rule.evaluate(data({ resources }), context()));
+      for (const r of resources)
+        for (const result of raw.filter((found) => found.resourceId === r.resourceId))
+          expect(result.estimatedMonthlySavings ?? 0, result.ruleId).toBeLessThanOrEqual(
+            monthlyCost(r) + 0.005,
+          );
+    },
+  );
+
   it('lets the best of schedule, commit and modernise carry the savings; the others are alternatives', () => {
     const results = scan(data({ resources: [devT2] }));
     const byRule = new Map(results.map((r) => [r.ruleId, r]));
