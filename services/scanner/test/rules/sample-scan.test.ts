@@ -6,6 +6,7 @@ import { createLogger } from '@costgov/log';
 import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
 import { focusSample, freshDb, testBus } from '@costgov/testing';
+import { allRules } from '../../src/rules/catalogue';
 import { scanDataOf, scanProject } from '../../src/rules/scan';
 
 const { byResource, costliestRow, expectedFindings, monthlyCost, rows, sample, sum } = focusSample;
@@ -120,6 +121,15 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
         .reduce((total, result) => total + (result.estimatedMonthlySavings ?? 0), 0);
       if (promised > 0) expect(promised, id).toBeLessThanOrEqual(monthlyCost(list) + 0.01);
     }
+    // Nor does any rule on its own, before ranking and capping (the cap cannot hide an overstated rule).
+    const data = scanDataOf(await scanData.getScanData({ connectionIds: [connectionId] }, team));
+    const context = { requiredTags, now: new Date(), currency: 'USD', minDailyImpact: 50 };
+    const raw = allRules.flatMap((rule) => rule.evaluate(data, context));
+    for (const [id, list] of byResource())
+      for (const result of raw.filter((found) => found.resourceId === id && found.estimatedMonthlySavings))
+        expect(result.estimatedMonthlySavings, `${result.ruleId} ${id}`).toBeLessThanOrEqual(
+          monthlyCost(list) + 0.01,
+        );
     // The sample holds an hour or so of each resource: its figures say they rest on a day at most.
     for (const result of outcome.results)
       if (result.estimatedMonthlySavings !== undefined) expect(result.projectedFromDays).toBe(1);
