@@ -143,10 +143,15 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
     );
     expect(mismatches).toEqual([]);
 
-    // ChargeFrequency is kept as the file writes it (the sample has 'Usage-based' beside 'Usage-Based').
+    // ChargeFrequency is stored in the specification's spelling (the sample has 'Usage-based' beside
+    // 'Usage-Based'), so that every query compares it exactly.
+    const spelling = new Map(
+      ['One-Time', 'Recurring', 'Usage-Based'].map((value) => [value.toLowerCase(), value]),
+    );
     const frequencies = new Map<string, number>();
     for (const record of fileTotals(sample).records) {
-      const key = record.ChargeFrequency === 'NULL' ? 'null' : record.ChargeFrequency!;
+      const given = record.ChargeFrequency!;
+      const key = given === 'NULL' ? 'null' : (spelling.get(given.toLowerCase()) ?? given);
       frequencies.set(key, (frequencies.get(key) ?? 0) + 1);
     }
     const { rows: kept } = await db.query<{ frequency: string | null; records: number }>(
@@ -348,6 +353,37 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
       ]);
       expect(summary.warnings[0]!.message).toContain(`${starts.length} rows are charged in the future`);
     });
+  });
+
+  it('stores ChargeCategory and ChargeFrequency in the specification spelling, other values as given', async () => {
+    const connectionId = await newConnection();
+    const header =
+      'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,ChargeCategory,ChargeFrequency';
+    const given = [
+      ['tax', 'recurring'],
+      ['USAGE', 'usage-based'],
+      ['Credit', 'One-Time'],
+      ['Refund', 'Hourly'],
+    ];
+    const lines = given.map(
+      ([category, frequency], i) =>
+        `1,1,USD,2025-03-01T00:00:00Z,2025-04-01T00:00:00Z,2025-03-02T00:00:00Z,2025-03-02T01:00:00Z,EC2,i-${i},${category},${frequency}`,
+    );
+    await upload(connectionId, Buffer.from(`${header}\n${lines.join('\n')}\n`));
+    const { rows } = await db.query<{
+      resource_id: string;
+      charge_category: string;
+      charge_frequency: string;
+    }>(
+      'SELECT resource_id, charge_category, charge_frequency FROM cost_records WHERE connection_id = $1 ORDER BY resource_id',
+      [connectionId],
+    );
+    expect(rows.map((row) => [row.charge_category, row.charge_frequency])).toEqual([
+      ['Tax', 'Recurring'],
+      ['Usage', 'Usage-Based'],
+      ['Credit', 'One-Time'],
+      ['Refund', 'Hourly'],
+    ]);
   });
 
   it('detects FOCUS 1.1 from its columns', async () => {

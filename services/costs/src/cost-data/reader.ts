@@ -25,6 +25,16 @@ import {
 export type ContentEncoding = 'identity' | 'gzip';
 
 /**
+ * FOCUS's allowed values of ChargeCategory and ChargeFrequency, stored in the specification's spelling
+ * whatever the case in the file (the FOCUS sample writes `Usage-based`), so that every query can compare
+ * them exactly. A value outside the list is kept as given.
+ */
+const allowedValues: Record<string, readonly string[]> = {
+  charge_category: ['Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment'],
+  charge_frequency: ['One-Time', 'Recurring', 'Usage-Based'],
+};
+
+/**
  * Raw-row columns the reader writes, in COPY order, each from its FOCUS column (missing ones are NULL);
  * a third name is the column read when the file lacks the second (FOCUS 1.3 deprecates `ProviderName`
  * for `ServiceProviderName`, so `provider_name` is the one name rules read whatever the version).
@@ -75,6 +85,12 @@ export const storedColumns: ReadonlyArray<readonly [string, string, string?]> = 
   ['allocated_resource_name', 'AllocatedResourceName'],
   ['allocated_tags', 'AllocatedTags'],
 ];
+
+/** Per stored column, its allowed values by their lower case (only the columns of allowedValues). */
+const canonical: Array<Map<string, string> | undefined> = storedColumns.map(([stored]) => {
+  const values = allowedValues[stored];
+  return values && new Map(values.map((value) => [value.toLowerCase(), value]));
+});
 
 /** What the reader learned from a file it read to the end without a problem. */
 export interface FocusFileFacts {
@@ -288,7 +304,7 @@ export function readFocus(
           for (let c = 0; c < sources.length; c++) {
             const index = sources[c]!;
             const value = index < 0 ? '' : record[index]!;
-            line[c] = copyField(value === '' ? null : value);
+            line[c] = copyField(value === '' ? null : (canonical[c]?.get(value.toLowerCase()) ?? value));
           }
           line[0] = period; // the billing period is kept as its UTC start date
           pending += line.join('\t') + '\n';
