@@ -11,7 +11,14 @@ export { defaultNamespace, type CloudEvent } from './cloudevent';
 export { typeMatches } from './patterns';
 export { createMemoryBus, type MemoryBusOptions } from './memory';
 export { createNatsBus, type NatsBusOptions } from './nats';
-export { streamName, consumerName } from './jetstream-setup';
+export {
+  streamName,
+  consumerName,
+  defaultStreamLimits,
+  ensureStream,
+  type StreamLimits,
+  type StreamChange,
+} from './jetstream-setup';
 export { outboxMigration } from './migration';
 export {
   createOutbox,

@@ -35,27 +35,75 @@ export function filterOf(namespace: string, service: string, types: string[]): s
   return own.length === 1 ? `${namespace}.${own[0]}` : serviceSubjects(namespace, service);
 }
 
-/** Creates the stream, or brings an existing one to this configuration; safe to race. */
+/**
+ * Replicas and retention of every event stream (NATS_STREAM_* in docs/configuration.md). `maxAgeMs` 0 and
+ * `maxBytes` 0 mean unlimited. The scanner's stream, which holds the scan queue, takes the same limits:
+ * a size limit refuses new events (discard `new`: the outbox keeps them and retries) rather than dropping
+ * unread ones, and a scan request waits for a worker at most `maxAgeMs` (docs/decisions.md).
+ */
+export interface StreamLimits {
+  replicas: number;
+  maxAgeMs: number;
+  maxBytes: number;
+}
+
+export const defaultStreamLimits: StreamLimits = {
+  replicas: 1,
+  maxAgeMs: 7 * 24 * 3_600_000,
+  maxBytes: 0,
+};
+
+/** What a stream's settings would say of these limits. */
+export function limitsConfig(
+  limits: StreamLimits,
+): Pick<StreamConfig, 'num_replicas' | 'max_age' | 'max_bytes' | 'discard'> {
+  return {
+    num_replicas: limits.replicas,
+    max_age: limits.maxAgeMs > 0 ? nanos(limits.maxAgeMs) : 0,
+    max_bytes: limits.maxBytes > 0 ? limits.maxBytes : -1,
+    discard: limits.maxBytes > 0 ? DiscardPolicy.New : DiscardPolicy.Old,
+  };
+}
+
+export interface StreamChange {
+  setting: string;
+  from: unknown;
+  to: unknown;
+}
+
+/**
+ * Creates the stream, or brings an existing one to this configuration (replicas and limits included, so
+ * new settings apply at the next start); safe to race. Returns the stream's name and what changed on an
+ * existing stream (empty when it was created or already so).
+ */
 export async function ensureStream(
   jsm: JetStreamManager,
   namespace: string,
   service: string,
-): Promise<string> {
+  limits: StreamLimits = defaultStreamLimits,
+): Promise<{ name: string; changed: StreamChange[] }> {
   const name = streamName(namespace, service);
   const config: Partial<StreamConfig> & { name: string } = {
     name,
     subjects: [serviceSubjects(namespace, service)],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
-    discard: DiscardPolicy.Old,
     duplicate_window: nanos(duplicateWindowMs),
+    ...limitsConfig(limits),
   };
+  let changed: StreamChange[] = [];
   await addOrUpdate(
     `stream ${name}`,
     () => jsm.streams.add(config),
-    () => jsm.streams.update(name, config),
+    async () => {
+      const before = (await jsm.streams.info(name)).config;
+      changed = (['subjects', 'num_replicas', 'max_age', 'max_bytes', 'discard', 'duplicate_window'] as const)
+        .filter((key) => JSON.stringify(before[key]) !== JSON.stringify(config[key]))
+        .map((key) => ({ setting: key, from: before[key], to: config[key] }));
+      return jsm.streams.update(name, config);
+    },
   );
-  return name;
+  return { name, changed };
 }
 
 /** Creates the durable pull consumer, or updates what may change on one (ack wait, max deliver). */

@@ -19,7 +19,14 @@ import {
 } from './cloudevent';
 import { deliver } from './delivery';
 import { createGate } from './gate';
-import { consumerName, ensureConsumer, ensureStream, filterOf } from './jetstream-setup';
+import {
+  consumerName,
+  defaultStreamLimits,
+  ensureConsumer,
+  ensureStream,
+  filterOf,
+  type StreamLimits,
+} from './jetstream-setup';
 import { connectNats } from './nats-connect';
 import { withPublishSpan } from './tracing';
 
@@ -33,6 +40,8 @@ export interface NatsBusOptions {
   /** How long the first connection may take before createNatsBus rejects. Default 30 s. */
   connectTimeoutMs?: number;
   observer?: BusObserver;
+  /** Replicas and retention of the streams; applied to existing ones when they differ. */
+  streamLimits?: StreamLimits;
 }
 
 interface ConsumeRun {
@@ -49,6 +58,7 @@ export async function createNatsBus({
   name,
   connectTimeoutMs = 30_000,
   observer,
+  streamLimits = defaultStreamLimits,
 }: NatsBusOptions): Promise<Bus> {
   assertNamespace(namespace);
   const log = logger.child({ component: 'bus', bus: 'nats' });
@@ -59,7 +69,10 @@ export async function createNatsBus({
   const ensureServiceStream = (service: string): Promise<string> => {
     let stream = streams.get(service);
     if (!stream) {
-      stream = ensureStream(jsm, namespace, service);
+      stream = ensureStream(jsm, namespace, service, streamLimits).then(({ name, changed }) => {
+        if (changed.length > 0) log.info({ stream: name, changed }, 'stream settings updated');
+        return name;
+      });
       streams.set(service, stream);
       // Forget failures (and, in publish, streams deleted under us) so the next call tries again.
       stream.catch(() => streams.delete(service));

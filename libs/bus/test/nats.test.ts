@@ -1,4 +1,4 @@
-import { jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import { DiscardPolicy, jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,77 @@ describe.skipIf(!natsUrl)('NATS JetStream layout', () => {
       storage: StorageType.File,
       duplicate_window: nanos(120_000),
     });
+  });
+
+  it('gives new streams the default limits: one replica, seven days, no size limit, discard old', async () => {
+    await bus.publish(testEvent({ type: 'scanner.scan.completed', source: 'scanner' }));
+    const { config } = await jsm.streams.info(streamName(namespace, 'scanner'));
+    expect(config.num_replicas).toBe(1);
+    expect(config.max_age).toBe(nanos(7 * 24 * 60 * 60 * 1000));
+    expect(config.max_bytes).toBe(-1);
+    expect(config.discard).toBe(DiscardPolicy.Old);
+  });
+
+  it('brings a stream created with other limits to the configured ones at start, and says what changed', async () => {
+    const name = streamName(namespace, 'budgets');
+    await jsm.streams.add({
+      name,
+      subjects: [`${namespace}.budgets.>`],
+      storage: StorageType.File,
+      max_age: nanos(60 * 60 * 1000),
+      max_bytes: 1024 * 1024,
+      discard: DiscardPolicy.New,
+      duplicate_window: nanos(120_000),
+    });
+    const logged: unknown[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const limits = { replicas: 1, maxAgeMs: 3 * 24 * 60 * 60 * 1000, maxBytes: 50 * 1024 * 1024 };
+    const configured = await createNatsBus({ url, namespace, logger, streamLimits: limits });
+    try {
+      await configured.publish(testEvent());
+      const { config } = await jsm.streams.info(name);
+      expect(config.max_age).toBe(nanos(limits.maxAgeMs));
+      expect(config.max_bytes).toBe(limits.maxBytes);
+      expect(config.discard).toBe(DiscardPolicy.New);
+      expect(logged).toContainEqual(
+        expect.objectContaining({
+          msg: 'stream settings updated',
+          stream: name,
+          changed: expect.arrayContaining([
+            { setting: 'max_age', from: nanos(60 * 60 * 1000), to: nanos(limits.maxAgeMs) },
+            { setting: 'max_bytes', from: 1024 * 1024, to: limits.maxBytes },
+          ]),
+        }),
+      );
+    } finally {
+      await configured.close();
+    }
+    // Back to the defaults: unlimited size again, discard old; the events kept stay.
+    const defaults = await createNatsBus({ url, namespace, logger: pino({ level: 'silent' }) });
+    try {
+      await defaults.publish(testEvent());
+      const info = await jsm.streams.info(name);
+      expect(info.config.max_bytes).toBe(-1);
+      expect(info.config.discard).toBe(DiscardPolicy.Old);
+      expect(info.config.max_age).toBe(nanos(7 * 24 * 60 * 60 * 1000));
+      expect(info.state.messages).toBe(2);
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it('refuses replicas a single server cannot hold, naming the stream', async () => {
+    const overReplicated = await createNatsBus({
+      url,
+      namespace,
+      logger: pino({ level: 'silent' }),
+      streamLimits: { replicas: 3, maxAgeMs: 0, maxBytes: 0 },
+    });
+    try {
+      await expect(overReplicated.publish(testEvent())).rejects.toThrow(streamName(namespace, 'budgets'));
+    } finally {
+      await overReplicated.close();
+    }
   });
 
   it('creates durable pull consumers with explicit acks, and updates them when options change', async () => {

@@ -101,6 +101,12 @@ export const baseConfig = z.object({
   NATS_URL: optionalUrl,
   /** How long a process keeps trying to reach NATS at start before it exits with the reason. */
   NATS_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /** Replicas of every JetStream stream: 1 on one server, 3 on a cluster (deploy/). */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** How long a stream keeps an event, in hours; 0 keeps them until NATS_STREAM_MAX_BYTES. */
+  NATS_STREAM_MAX_AGE_HOURS: z.coerce.number().int().min(0).default(168),
+  /** Size limit of each stream in bytes; 0 is unlimited. A full stream refuses new events (the outbox retries). */
+  NATS_STREAM_MAX_BYTES: z.coerce.number().int().min(0).default(0),
   REDIS_URL: optionalUrl,
   /** Prefix of NATS subjects and stream names; lets several deployments (or test runs) share one server. */
   EVENT_NAMESPACE: z

@@ -2,7 +2,7 @@ import './instrument';
 import { loadConfigOrExit } from '@costgov/config';
 import { createNatsBus } from '@costgov/bus';
 import { createLogger } from '@costgov/log';
-import { busObserver, installProcessGuards, watchBus } from '@costgov/runtime';
+import { busObserver, installProcessGuards, streamLimitsOf, watchBus } from '@costgov/runtime';
 import { startMetricsServer } from '@costgov/telemetry';
 import { gatewayConfig } from './config';
 import { startGateway } from './server';
@@ -19,6 +19,7 @@ async function main() {
         logger,
         connectTimeoutMs: config.NATS_CONNECT_TIMEOUT_MS,
         observer: busObserver,
+        streamLimits: streamLimitsOf(config),
       }).then(watchBus)
     : undefined;
   const gateway = await startGateway(config, logger, { bus }).catch(async (error: Error) => {
