@@ -1,3 +1,4 @@
+import { toBinary } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costs } from '@costgov/contracts';
@@ -32,39 +33,68 @@ const wideFile = (resources: number, tagBytes: number): string =>
   );
 
 describe('ScanDataService.GetScanData', () => {
-  it('keeps its answer under the gRPC message limit, the costliest resources first, and says it left some out', async () => {
+  it('returns every resource exactly once across pages, each page under the gRPC message limit', async () => {
     const connectionId = (await connections.createConnection({ name: 'wide', provider: 'aws' }, team)).id;
-    // 6000 resources with 1 KB of tags each: about 6 MB of resources, more than one message carries.
-    await costData.uploadCostData(uploadParts(connectionId, wideFile(6000, 1000)), team);
-    const data = await scanData.getScanData({ connectionIds: [connectionId], maxResources: 10_000 }, team);
-    expect(data.truncated).toBe(true);
-    expect(data.resources.length).toBeGreaterThan(1000);
-    expect(data.resources.length).toBeLessThan(6000);
-    expect(data.resources[0]).toMatchObject({
-      resourceId: 'i-5999',
-      effectiveCost: 6000,
-      hoursSeen: 1,
-      daysSeen: 1,
-    });
-    expect(data.resources.map((resource) => resource.effectiveCost)).toEqual(
-      data.resources.map((_, index) => 6000 - index),
-    );
-    // The totals count every row, not only the resources returned.
-    expect(data.totals).toEqual([
+    // 20,000 resources with 600 bytes of tags each: about 20 MB of resources, several messages' worth.
+    const count = 20_000;
+    const file = wideFile(count, 600);
+    await costData.uploadCostData(uploadParts(connectionId, file), team);
+    // What the file holds, by the test's own reading: resource id -> cost (the ResourceId column).
+    const header = file.split('\n')[0]!.split(',');
+    const idColumn = header.indexOf('ResourceId');
+    const costColumn = header.indexOf('EffectiveCost');
+    const expected = new Map<string, number>();
+    for (const line of file.trim().split('\n').slice(1)) {
+      const cells = line.split(',');
+      expected.set(cells[idColumn]!, (expected.get(cells[idColumn]!) ?? 0) + Number(cells[costColumn]));
+    }
+    expect(expected.size).toBe(count);
+
+    const seen = new Map<string, number>();
+    const first = await scanData.getScanData({ connectionIds: [connectionId], maxResources: 10_000 }, team);
+    let page = first;
+    let pages = 0;
+    for (;;) {
+      pages++;
+      expect(toBinary(costs.GetScanDataResponseSchema, page).length).toBeLessThan(4 * 1024 * 1024);
+      if (pages > 1) expect(page.totals).toEqual([]);
+      for (const resource of page.resources) {
+        expect(seen.has(resource.resourceId)).toBe(false);
+        seen.set(resource.resourceId, resource.effectiveCost);
+        expect(resource.tags.note).toHaveLength(600);
+      }
+      if (!page.hasMore) break;
+      const last = page.resources.at(-1)!;
+      page = await scanData.getScanData(
+        {
+          connectionIds: [connectionId],
+          maxResources: 10_000,
+          until: first.windowEnd,
+          afterConnectionId: last.connectionId,
+          afterResourceId: last.resourceId,
+        },
+        team,
+      );
+    }
+    // Bounded by size, not by the 10,000 asked for: more pages than count / 10,000.
+    expect(pages).toBeGreaterThan(2);
+    expect(seen).toEqual(expected);
+    const total = [...expected.values()].reduce((sum, cost) => sum + cost, 0);
+    expect(first.totals).toEqual([
       expect.objectContaining({
         connectionId,
-        resources: 6000,
-        records: 6000n,
-        effectiveCost: (6000 * 6001) / 2,
+        resources: count,
+        records: BigInt(count),
+        effectiveCost: total,
       }),
     ]);
-  });
+  }, 120_000);
 
   it('answers in full when it fits', async () => {
     const connectionId = (await connections.createConnection({ name: 'narrow', provider: 'aws' }, team)).id;
     await costData.uploadCostData(uploadParts(connectionId, wideFile(50, 10)), team);
     const data = await scanData.getScanData({ connectionIds: [connectionId] }, team);
-    expect(data.truncated).toBe(false);
+    expect(data.hasMore).toBe(false);
     expect(data.resources).toHaveLength(50);
     expect(data.tagUsage.filter((usage) => usage.key === 'owner')).toHaveLength(50);
     expect(data.daily).toEqual([

@@ -25,6 +25,6 @@ describe('rules over RPC', () => {
       { teamId: 'team_a', projectId: 'prj_a', scanId: 'scn_a', connectionIds: ['con_a'] },
       () => undefined,
     );
-    expect(outcome.resourceIds).toEqual(planted);
+    expect([...(outcome.resourceIds ?? [])].sort()).toEqual([...planted].sort());
   });
 });

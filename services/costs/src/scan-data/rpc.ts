@@ -5,7 +5,7 @@ import type { ScanDataQueries } from './scan-data';
 
 const scanDataMessage = messageWriter(costs.GetScanDataResponseSchema);
 
-/** The scanner's data: GetScanData onto the queries (the team from the call). */
+/** The scanner's data, page by page: GetScanData onto the queries (the team from the call). */
 export function scanDataRpc(queries: ScanDataQueries): ServiceImpl<typeof costs.ScanDataService> {
   return {
     getScanData: teamScoped(async (request, { teamId }) =>
@@ -15,6 +15,10 @@ export function scanDataRpc(queries: ScanDataQueries): ServiceImpl<typeof costs.
           until: request.until ? timestampDate(request.until) : undefined,
           days: request.days,
           maxResources: request.maxResources,
+          after:
+            request.afterConnectionId || request.afterResourceId
+              ? { connectionId: request.afterConnectionId, resourceId: request.afterResourceId }
+              : undefined,
         }),
       ),
     ),

@@ -1,6 +1,6 @@
 import type { costs } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
-import { ValidationError } from '@costgov/errors';
+import { BadRequestError, ValidationError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
 import type { DomainShape } from '@costgov/rpc';
 import { usageBasedSql } from '../cost-data/usage-based';
@@ -8,21 +8,25 @@ import { usageBasedSql } from '../cost-data/usage-based';
 const dayMs = 86_400_000;
 const defaultDays = 62;
 const defaultMaxResources = 5000;
-/** Beyond this the answer outgrows a gRPC message (4 MB). */
+/** Most resources in one page. */
 const maxMaxResources = 10_000;
 const maxTagPairs = 2000;
 const maxCommitments = 2000;
 const workMem = '64MB';
-/** Bytes of the answer, estimated as JSON (longer than protobuf): under gRPC's 4 MB message limit. */
-const resourceBytes = 2_400_000;
-const dailyBytes = 900_000;
-const tagBytes = 300_000;
+/**
+ * Bytes of one page, estimated as JSON (longer than protobuf): well under gRPC's 4 MB message limit. A
+ * page ends when its next resource would pass this (it carries at least one resource, whose tags a
+ * FOCUS row cannot make near 4 MB).
+ */
+const pageBytes = 3_000_000;
 
 export interface ScanDataRequest {
   connectionIds: string[];
   until?: Date;
   days?: number;
   maxResources?: number;
+  /** Page cursor: the key of the previous page's last resource; unset for the first page. */
+  after?: { connectionId: string; resourceId: string };
 }
 
 /**
@@ -51,15 +55,9 @@ const usageBased = usageBasedSql();
 // untaggableCategories): left out of the untagged and unattributed totals, counted apart.
 const untaggableCategory = `coalesce(charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment'), false)`;
 
-/** The longest prefix of `items` whose JSON stays within `budget` bytes. */
-function withinBytes<T>(items: T[], budget: number): T[] {
-  let used = 0;
-  for (let index = 0; index < items.length; index++) {
-    used += JSON.stringify(items[index]).length;
-    if (used > budget) return items.slice(0, index);
-  }
-  return items;
-}
+/** JSON length of the items (an upper bound of their protobuf size). */
+const jsonBytes = (items: unknown[]) =>
+  items.reduce<number>((sum, item) => sum + JSON.stringify(item).length, 0);
 
 const stringTags = (tags: unknown): Record<string, string> => {
   if (!tags || typeof tags !== 'object' || Array.isArray(tags)) return {};
@@ -71,7 +69,9 @@ const stringTags = (tags: unknown): Record<string, string> => {
  * columns from the resource's costliest row (ties: billed cost, then the first charge description, then the
  * latest period), its tags from its latest), daily cost per connection and
  * service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
- * rows leave the database as a few thousand resources.
+ * rows leave the database as a few thousand resources. Resources come in pages in (connection id,
+ * resource id) order, each ended by count or by size (under the gRPC message limit); every resource of
+ * the window is in exactly one page; the aggregates come with the first page. Nothing is cut.
  */
 export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: () => Date }) {
   /** One query in a transaction of its own, with room to sort and hash a million rows in memory. */
@@ -115,7 +115,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       windowEnd,
       currency: '',
       resources: [],
-      truncated: false,
+      hasMore: false,
       totals: [],
       daily: [],
       tagUsage: [],
@@ -125,6 +125,10 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     };
     if (connectionIds.length === 0) return empty;
     const params = [connectionIds, windowStart.toISOString(), windowEnd.toISOString()];
+    // The first page carries the aggregates; later pages only resources.
+    const first = !request.after;
+    const aggregate = (sql: string) =>
+      first ? query(sql, params) : Promise.resolve({ rows: [] as Record<string, unknown>[] });
 
     const [resources, totals, daily, tagUsage, currency, commitments, span] = await Promise.all([
       query(
@@ -146,7 +150,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
              coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0) AS unused_reservation,
              coalesce(sum(effective_cost) FILTER (WHERE charge_description ILIKE '%extended support%'), 0) AS extended_support,
              min(tags::text) AS tags
-           FROM (${scoped} AND coalesce(resource_id, '') <> '') scoped
+           FROM (${scoped} AND coalesce(resource_id, '') <> '' AND (connection_id, resource_id) > ($5::text, $6::text)) scoped
            GROUP BY connection_id, resource_id, charge_period_start
          )
          SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
@@ -161,10 +165,10 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            (array_agg(main ORDER BY effective DESC, billed DESC, charge_period_start DESC))[1] AS main,
            (array_agg(tags ORDER BY charge_period_start DESC))[1] AS tags
          FROM per_period GROUP BY connection_id, resource_id
-         ORDER BY effective DESC, connection_id, resource_id LIMIT $4`,
-        [...params, maxResources + 1],
+         ORDER BY connection_id, resource_id LIMIT $4`,
+        [...params, maxResources + 1, request.after?.connectionId ?? '', request.after?.resourceId ?? ''],
       ),
-      query(
+      aggregate(
         `SELECT connection_id, sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0)::float8 AS untaggable_category,
            coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
@@ -173,41 +177,35 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            count(DISTINCT resource_id)::int AS resources, count(*)::bigint AS records,
            max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
          FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
-        params,
       ),
-      query(
+      aggregate(
         `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
            coalesce(service_name, '') AS service_name, coalesce(service_category, '') AS service_category,
            sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer,
            coalesce(sum(effective_cost) FILTER (WHERE ${usageBased}), 0)::float8 AS usage
          FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 2 DESC, 1, 3, 4`,
-        params,
       ),
-      query(
+      aggregate(
         `SELECT t.key, t.value, count(DISTINCT scoped.resource_id)::int AS resources,
            sum(scoped.effective_cost)::float8 AS effective
          FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped, jsonb_each_text(scoped.tags) AS t (key, value)
          GROUP BY t.key, t.value ORDER BY effective DESC, t.key, t.value LIMIT ${maxTagPairs}`,
-        params,
       ),
-      query(
+      aggregate(
         `SELECT billing_currency AS currency FROM (${scoped}) scoped
          GROUP BY billing_currency ORDER BY sum(abs(effective_cost)) DESC, billing_currency LIMIT 1`,
-        params,
       ),
-      query(
+      aggregate(
         `SELECT connection_id, commitment_discount_id, max(commitment_discount_type) AS commitment_discount_type,
            coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Used'), 0)::float8 AS used,
            coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0)::float8 AS unused,
            min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen
          FROM (${scoped} AND coalesce(commitment_discount_id, '') <> '') scoped
          GROUP BY 1, 2 ORDER BY 1, 2 LIMIT ${maxCommitments}`,
-        params,
       ),
-      query(
+      aggregate(
         `SELECT min(charge_period_start) AS first, max(charge_period_end) AS last FROM (${scoped}) scoped`,
-        params,
       ),
     ]);
 
@@ -277,7 +275,6 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         lastSeen: new Date(row.last_seen as string),
       };
     });
-    const keptResources = withinBytes(allResources, resourceBytes);
     const dailyRows = daily.rows.map((row) => ({
       connectionId: text(row.connection_id),
       day: text(row.day),
@@ -287,27 +284,35 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       dataTransferCost: num(row.data_transfer),
       usageCost: num(row.usage),
     }));
-    // Latest first, so that when the series is too long its oldest days go (anomaly rules read the latest).
-    const keptDaily = withinBytes(dailyRows, dailyBytes).reverse();
-    const keptTags = withinBytes(
-      tagUsage.rows.map((row) => ({
-        key: text(row.key),
-        value: text(row.value),
-        resources: num(row.resources),
-        effectiveCost: num(row.effective),
-      })),
-      tagBytes,
-    );
-    const truncated =
-      resources.rows.length > maxResources ||
-      keptResources.length < allResources.length ||
-      keptDaily.length < dailyRows.length;
+    const tagRows = tagUsage.rows.map((row) => ({
+      key: text(row.key),
+      value: text(row.value),
+      resources: num(row.resources),
+      effectiveCost: num(row.effective),
+    }));
+    // The aggregates (first page only) are never cut: if they alone outgrow a page the scan fails with
+    // this error rather than judging a part of the data.
+    const aggregateBytes =
+      jsonBytes(dailyRows) + jsonBytes(tagRows) + jsonBytes(totals.rows) + jsonBytes(commitments.rows);
+    if (aggregateBytes > pageBytes)
+      throw new BadRequestError(
+        `the scan's daily series and tag usage (${aggregateBytes} bytes) outgrow one message; scan fewer connections or a shorter window`,
+      );
+    // The page: up to maxResources resources in key order, ended early before its size nears the limit.
+    let used = aggregateBytes;
+    let kept = 0;
+    while (kept < allResources.length) {
+      used += JSON.stringify(allResources[kept]).length;
+      if (used > pageBytes && kept > 0) break;
+      kept++;
+    }
+    const hasMore = kept < allResources.length || resources.rows.length > maxResources;
     return {
       windowStart,
       windowEnd,
       currency: text(currency.rows[0]?.currency),
-      truncated,
-      resources: keptResources,
+      resources: allResources.slice(0, kept),
+      hasMore,
       totals: totals.rows.map((row) => ({
         connectionId: text(row.connection_id),
         effectiveCost: num(row.effective),
@@ -321,8 +326,9 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
           ? new Date(Math.min(new Date(row.usage_end as string).getTime(), requestedAt.getTime()))
           : null,
       })),
-      daily: keptDaily,
-      tagUsage: keptTags,
+      // Oldest day first.
+      daily: dailyRows.reverse(),
+      tagUsage: tagRows,
       commitments: commitments.rows.map((row) => ({
         connectionId: text(row.connection_id),
         commitmentDiscountId: text(row.commitment_discount_id),

@@ -72,9 +72,8 @@ export interface ScanData {
   windowEnd: string;
   /** Costs' billing currency of the data (the most used one). */
   currency: string;
+  /** Every resource of the window (all of costs' pages), costliest first. */
   resources: ScanResource[];
-  /** True when more resources existed than were returned (the costliest ones are returned). */
-  truncated: boolean;
   totals: ConnectionTotals[];
   daily: DailyServiceCost[];
   tagUsage: TagUsage[];

@@ -34,17 +34,10 @@ export function runRulesOverRpc({
 }): RunRules {
   return async (work, progress) => {
     const settings = await identityClient.getTeamSettings({}, { teamId: work.teamId });
-    // The resources costs answered with, kept for recording which findings were dealt with.
-    let resourceIds: string[] = [];
-    const reading: typeof scanData = {
-      getScanData: async (...args) => {
-        const answer = await scanData.getScanData(...args);
-        resourceIds = answer.resources.map((resource) => resource.resourceId);
-        return answer;
-      },
-    };
+    // Every page of the data is read (a page that cannot be read rejects the scan, which is retried), so
+    // the resources recorded as dealt with are all of them.
     const outcome = await scanProject(
-      { scanData: reading },
+      { scanData },
       {
         teamId: work.teamId,
         projectId: work.projectId,
@@ -66,6 +59,10 @@ export function runRulesOverRpc({
       },
     );
     progress(outcome.resourcesScanned);
-    return { resourcesScanned: outcome.resourcesScanned, results: outcome.results, resourceIds };
+    return {
+      resourcesScanned: outcome.resourcesScanned,
+      results: outcome.results,
+      resourceIds: outcome.resourceIds,
+    };
   };
 }

@@ -22,7 +22,6 @@ describe('the rule catalogue', () => {
       windowEnd: '2024-10-01T00:00:00.000Z',
       currency: 'USD',
       resources: [],
-      truncated: false,
       totals: [],
       daily: [],
       tagUsage: [],

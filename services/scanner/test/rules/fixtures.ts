@@ -75,7 +75,6 @@ export const data = (overrides: Partial<ScanData> = {}): ScanData => ({
   windowEnd,
   currency: 'USD',
   resources: [],
-  truncated: false,
   totals: [],
   daily: [],
   tagUsage: [],

@@ -7,7 +7,7 @@ import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import { startService, type RunningService } from '@costgov/runtime';
 import { focusSample, freshDb, testBus } from '@costgov/testing';
 import { allRules } from '../../src/rules/catalogue';
-import { scanDataOf, scanProject } from '../../src/rules/scan';
+import { readAllPages, scanDataOf, scanProject } from '../../src/rules/scan';
 
 const { byResource, costliestRow, expectedFindings, monthlyCost, rows, sample, sum } = focusSample;
 
@@ -56,9 +56,10 @@ afterAll(async () => {
 
 describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () => {
   it('costs sums the rows per resource as the file does', async () => {
-    const data = scanDataOf(await scanData.getScanData({ connectionIds: [connectionId] }, team));
+    const answer = await scanData.getScanData({ connectionIds: [connectionId] }, team);
+    expect(answer.hasMore).toBe(false);
+    const data = scanDataOf(answer);
     const resources = byResource();
-    expect(data.truncated).toBe(false);
     expect(data.currency).toBe('USD');
     expect(data.windowEnd).toBe('2024-10-01T00:00:00.000Z');
     expect(data.resources).toHaveLength(resources.size);
@@ -164,16 +165,37 @@ describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () =
     ).rejects.toMatchObject({ name: 'ValidationError' });
   });
 
-  it('returns the costliest resources first and says when it left some out', async () => {
-    const data = await scanData.getScanData({ connectionIds: [connectionId], maxResources: 5 }, team);
-    expect(data.truncated).toBe(true);
-    expect(data.resources).toHaveLength(5);
-    const costliest = [...byResource().values()]
-      .map(sum)
-      .sort((a, b) => b - a)
-      .slice(0, 5);
-    data.resources.forEach((resource, index) =>
-      expect(resource.effectiveCost).toBeCloseTo(costliest[index]!, 9),
+  it('pages every resource exactly once, and the scan reads every page', async () => {
+    const ids: string[] = [];
+    let page = await scanData.getScanData({ connectionIds: [connectionId], maxResources: 5 }, team);
+    const windowEnd = page.windowEnd;
+    for (;;) {
+      expect(page.resources.length).toBeLessThanOrEqual(5);
+      ids.push(...page.resources.map((resource) => resource.resourceId));
+      if (!page.hasMore) break;
+      const last = page.resources.at(-1)!;
+      page = await scanData.getScanData(
+        {
+          connectionIds: [connectionId],
+          maxResources: 5,
+          until: windowEnd,
+          afterConnectionId: last.connectionId,
+          afterResourceId: last.resourceId,
+        },
+        team,
+      );
+      // Only the first page carries the aggregates.
+      expect(page.totals).toEqual([]);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(byResource().keys()));
+    // The scan reads them all, costliest first.
+    const all = await readAllPages({ scanData }, { teamId: team.teamId, connectionIds: [connectionId] });
+    expect(all.resources.map((resource) => resource.effectiveCost)).toEqual(
+      [...byResource().values()]
+        .map(sum)
+        .sort((a, b) => b - a)
+        .map((cost) => expect.closeTo(cost, 9)),
     );
   });
 });

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { create } from '@bufbuild/protobuf';
+import { createOutbox } from '@costgov/bus';
+import { costsModule } from '@costgov/costs';
+import { costs, identity, scanner } from '@costgov/contracts';
+import type { Db } from '@costgov/db';
+import { UnavailableError } from '@costgov/errors';
+import { newId } from '@costgov/ids';
+import { createLogger } from '@costgov/log';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import { startService, type RunningService } from '@costgov/runtime';
+import {
+  focusFile,
+  freshDb,
+  startServiceUnderTest,
+  testBus,
+  uploadParts,
+  type ServiceUnderTest,
+} from '@costgov/testing';
+import { recordFindings } from '../src/findings/record';
+import { scannerModule } from '../src/module';
+import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
+
+// More resources than one gRPC message carries: 6000 with 1 KB of tags each (about 7 MB).
+const count = 6000;
+const ids = Array.from({ length: count }, (_, i) => `i-${i}`);
+const logger = createLogger('test', 'silent');
+const team = { teamId: newId('team') };
+
+let costsService: RunningService;
+let bus: Awaited<ReturnType<typeof testBus>>;
+let findingsService: ServiceUnderTest<{ findings: typeof scanner.FindingsService }>;
+let scannerDb: Db;
+let connections: RpcClient<typeof costs.ConnectionsService>;
+let costData: RpcClient<typeof costs.CostDataService>;
+let scanData: RpcClient<typeof costs.ScanDataService>;
+let connectionId: string;
+
+beforeAll(async () => {
+  bus = await testBus(logger);
+  const db = await freshDb('costs');
+  costsService = await startService(costsModule(), {
+    logger,
+    bus,
+    openDb: async () => db,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  const address = `127.0.0.1:${costsService.port}`;
+  connections = createRpcClient(costs.ConnectionsService, address);
+  costData = createRpcClient(costs.CostDataService, address);
+  scanData = createRpcClient(costs.ScanDataService, address, { deadlineMs: 60_000 });
+  connectionId = (await connections.createConnection({ name: 'wide', provider: 'aws' }, team)).id;
+  // Resource i costs i + 1 and lacks the required `environment` tag.
+  const file = focusFile(
+    ids.map((_, i) => ({ cost: i + 1, tags: { owner: `team-${i}`, note: 'x'.repeat(1000) } })),
+    { month: '2025-03', chargeDay: () => new Date('2025-03-10T00:00:00Z') },
+  );
+  await costData.uploadCostData(uploadParts(connectionId, file), team);
+  findingsService = await startServiceUnderTest(scannerModule(), {
+    clients: { findings: scanner.FindingsService },
+  });
+  scannerDb = findingsService.db;
+}, 120_000);
+
+afterAll(async () => {
+  connections?.close();
+  costData?.close();
+  scanData?.close();
+  await costsService?.stop();
+  await bus?.close();
+  await findingsService?.stop();
+});
+
+const identityClient = {
+  getTeamSettings: async () =>
+    create(identity.TeamSettingsSchema, { teamId: team.teamId, requiredTags: ['environment'] }),
+};
+const work = {
+  teamId: team.teamId,
+  projectId: newId('project'),
+  scanId: 'scn_a',
+  connectionIds: [] as string[],
+};
+const now = () => new Date('2025-04-01T00:00:00Z');
+
+describe('a scan over more resources than one message carries', () => {
+  it('reads every page and judges every resource, those beyond the old cut and on later pages too', async () => {
+    let calls = 0;
+    const counting = {
+      getScanData: (...args: Parameters<typeof scanData.getScanData>) => {
+        calls++;
+        return scanData.getScanData(...args);
+      },
+    };
+    const rules = runRulesOverRpc({ scanData: counting, identityClient, now });
+    const outcome = await rules({ ...work, connectionIds: [connectionId] }, () => undefined);
+    expect(calls).toBeGreaterThan(1);
+    expect(outcome.resourcesScanned).toBe(count);
+    expect([...(outcome.resourceIds ?? [])].sort()).toEqual([...ids].sort());
+    const flagged = outcome.results
+      .filter((result) => result.ruleId === 'tags-missing-required')
+      .map((result) => result.resourceId);
+    expect(flagged.sort()).toEqual([...ids].sort());
+    // i-0 (the cheapest; a costliest-first cut of one message left out about the cheapest 60 %) and
+    // i-999 (cheap, and in the last page in key order) are judged.
+    expect(flagged).toContain('i-0');
+    expect(flagged).toContain('i-999');
+
+    // Recorded twice: the second scan resolves nothing, the finding on i-999 stays open.
+    const projectId = work.projectId;
+    const outbox = createOutbox({ source: 'scanner' });
+    const record = (scanId: string, results: typeof outcome.results) =>
+      scannerDb.transaction((tx) =>
+        recordFindings(
+          tx,
+          { outbox, newId, now: () => new Date() },
+          { teamId: team.teamId, projectId, scanId, results, resourceIds: outcome.resourceIds },
+        ),
+      );
+    await record(newId('scan'), outcome.results);
+    const again = await rules({ ...work, connectionIds: [connectionId] }, () => undefined);
+    await record(newId('scan'), again.results);
+    const { rows } = await scannerDb.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM findings WHERE team_id = $1 AND project_id = $2
+         AND rule_id = 'tags-missing-required' GROUP BY status`,
+      [team.teamId, projectId],
+    );
+    expect(rows).toEqual([{ status: 'open', n: count }]);
+  }, 120_000);
+
+  it('fails, to be retried, when a later page cannot be read', async () => {
+    let calls = 0;
+    const failing = {
+      getScanData: async (...args: Parameters<typeof scanData.getScanData>) => {
+        if (++calls > 1) throw new UnavailableError('costs is down');
+        return scanData.getScanData(...args);
+      },
+    };
+    const rules = runRulesOverRpc({ scanData: failing, identityClient, now });
+    await expect(rules({ ...work, connectionIds: [connectionId] }, () => undefined)).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
+  }, 60_000);
+});
