@@ -16,6 +16,9 @@ const include = [
 const isolated = [
   'libs/telemetry/**/*.test.ts',
   'libs/bus/test/bus.test.ts',
+  'libs/bus/test/inbox.test.ts',
+  'libs/bus/test/outbox.test.ts',
+  'libs/log/src/index.test.ts',
   'libs/events/test/subscriber.test.ts',
   'libs/rpc/test/unary-channel.test.ts',
   'services/embedded/test/metrics*.test.ts',

@@ -350,10 +350,15 @@ describe('costgov check on a project scanned over the FOCUS sample', () => {
     findings = await listAll(`/v1/guard/findings?project_id=${project}&status=open`);
   });
 
-  it('fails on every open high or critical finding, and reports every open finding', async () => {
-    const severe = findings.filter((f) => ['high', 'critical'].includes(f.severity));
-    expect(severe.length).toBeGreaterThan(0); // the sample has high findings, or this test proves nothing
-    const { code, result } = await checkJson('--project', project, '--fail-on', 'high');
+  it('fails on every open finding at or above --fail-on, and reports every open finding', async () => {
+    // The threshold is the worst severity the sample's findings have: some fail, the others pass, or
+    // this test proves nothing.
+    const order = ['low', 'medium', 'high', 'critical'];
+    const worst = order.filter((severity) => findings.some((f) => f.severity === severity)).at(-1)!;
+    const severe = findings.filter((f) => order.indexOf(f.severity) >= order.indexOf(worst));
+    expect(severe.length).toBeGreaterThan(0);
+    expect(severe.length).toBeLessThan(findings.length);
+    const { code, result } = await checkJson('--project', project, '--fail-on', worst);
     expect(code).toBe(1);
     expect(result.summary).toEqual({
       violations: 0,
