@@ -75,6 +75,8 @@ function channel(type: EventType) {
       retention: 'limits',
       discard: 'old',
       duplicateWindow: 'PT2M',
+      limits:
+        "Replicas, maximum age and maximum size as the deployment sets them (NATS_STREAM_REPLICAS, NATS_STREAM_MAX_AGE_HOURS: 168 by default, NATS_STREAM_MAX_BYTES; with a size limit, discard is 'new'). The producing service applies them at its start, also to a stream a consumer created first.",
       deduplication: 'Nats-Msg-Id is the CloudEvent id: a re-sent event is stored once within the window.',
     },
   };
