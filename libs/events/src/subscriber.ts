@@ -331,6 +331,8 @@ async function ensureStream(jsm: JetStreamManager, namespace: string, type: Even
       retention: RetentionPolicy.Limits,
       discard: DiscardPolicy.Old,
       duplicate_window: nanos(120_000),
+      // The producer's default retention (NATS_STREAM_MAX_AGE_HOURS); it applies its own at its start.
+      max_age: nanos(7 * 24 * 60 * 60 * 1000),
     });
   } catch (error) {
     // Created meanwhile by the producer (perhaps with settings of its own): use it as it is.
