@@ -1,62 +1,36 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { createOutbox } from '@costgov/bus';
-import { costsModule } from '@costgov/costs';
-import { costs, identity, scanner } from '@costgov/contracts';
+import { identity, scanner } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { UnavailableError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import {
-  focusFile,
-  freshDb,
-  startServiceUnderTest,
-  testBus,
-  uploadParts,
-  type ServiceUnderTest,
-} from '@costgov/testing';
+import { focusFile, startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { recordFindings } from '../src/findings/record';
 import { scannerModule } from '../src/module';
 import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
+import { startCostsHolding, type CostsHolding } from './costs-fixture';
 
 // More resources than one gRPC message carries: 6000 with 1 KB of tags each (about 7 MB).
 const count = 6000;
 const ids = Array.from({ length: count }, (_, i) => `i-${i}`);
-const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
 
-let costsService: RunningService;
-let bus: Awaited<ReturnType<typeof testBus>>;
+let costsService: CostsHolding;
 let findingsService: ServiceUnderTest<{ findings: typeof scanner.FindingsService }>;
 let scannerDb: Db;
-let connections: RpcClient<typeof costs.ConnectionsService>;
-let costData: RpcClient<typeof costs.CostDataService>;
-let scanData: RpcClient<typeof costs.ScanDataService>;
+let scanData: CostsHolding['clients']['scanData'];
 let connectionId: string;
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('costs');
-  costsService = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  const address = `127.0.0.1:${costsService.port}`;
-  connections = createRpcClient(costs.ConnectionsService, address);
-  costData = createRpcClient(costs.CostDataService, address);
-  scanData = createRpcClient(costs.ScanDataService, address, { deadlineMs: 60_000 });
-  connectionId = (await connections.createConnection({ name: 'wide', provider: 'aws' }, team)).id;
   // Resource i costs i + 1 and lacks the required `environment` tag.
   const file = focusFile(
     ids.map((_, i) => ({ cost: i + 1, tags: { owner: `team-${i}`, note: 'x'.repeat(1000) } })),
     { month: '2025-03', chargeDay: () => new Date('2025-03-10T00:00:00Z') },
   );
-  await costData.uploadCostData(uploadParts(connectionId, file), team);
+  costsService = await startCostsHolding(team, 'wide', file, { scanData: { deadlineMs: 60_000 } });
+  ({ connectionId } = costsService);
+  ({ scanData } = costsService.clients);
   findingsService = await startServiceUnderTest(scannerModule(), {
     clients: { findings: scanner.FindingsService },
   });
@@ -64,11 +38,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  connections?.close();
-  costData?.close();
-  scanData?.close();
   await costsService?.stop();
-  await bus?.close();
   await findingsService?.stop();
 });
 

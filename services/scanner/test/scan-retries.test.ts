@@ -14,6 +14,7 @@ import type { ProjectLookup } from '../src/scans/project-lookup';
 import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
 import type { RunRules } from '../src/scans/run-rules';
 import { scanCreditsOverRpc } from '../src/scans/scan-credits';
+import { createHolding } from './costs-fixture';
 
 const { expectedFindings, sample } = focusSample;
 
@@ -151,12 +152,6 @@ async function startScanner(options: { bus: Bus; costsAddress: string; retryDead
   } satisfies Scanner;
 }
 
-async function* uploadParts(id: string, body: Uint8Array) {
-  yield { part: { case: 'start' as const, value: { connectionId: id, contentEncoding: 'identity' } } };
-  for (let offset = 0; offset < body.length; offset += 64 * 1024)
-    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
-}
-
 beforeAll(async () => {
   bus = await testBus(logger);
   const identityDb = await freshDb('identity');
@@ -178,8 +173,7 @@ beforeAll(async () => {
   const connections = createRpcClient(costs.ConnectionsService, costsAddress);
   const costData = createRpcClient(costs.CostDataService, costsAddress);
   try {
-    connectionId = (await connections.createConnection({ name: 'sample', provider: 'aws' }, team)).id;
-    await costData.uploadCostData(uploadParts(connectionId, sample), team);
+    connectionId = await createHolding({ connections, costData }, team, 'sample', sample);
   } finally {
     connections.close();
     costData.close();

@@ -1,57 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { costsModule } from '@costgov/costs';
-import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { focusSample, freshDb, testBus } from '@costgov/testing';
+import { focusSample } from '@costgov/testing';
 import { allRules } from '../../src/rules/catalogue';
 import { readAllPages, scanDataOf, scanProject } from '../../src/rules/scan';
+import { startCostsHolding, type CostsHolding } from '../costs-fixture';
 
 const { byResource, costliestRow, expectedFindings, monthlyCost, rows, sample, sum } = focusSample;
 
-const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
 const requiredTags = ['environment', 'application'];
 
-let service: RunningService;
-let bus: Awaited<ReturnType<typeof testBus>>;
-let connections: RpcClient<typeof costs.ConnectionsService>;
-let costData: RpcClient<typeof costs.CostDataService>;
-let scanData: RpcClient<typeof costs.ScanDataService>;
+let costsService: CostsHolding;
+let scanData: CostsHolding['clients']['scanData'];
 let connectionId: string;
 
-async function* parts(id: string, body: Uint8Array) {
-  yield { part: { case: 'start' as const, value: { connectionId: id, contentEncoding: 'identity' } } };
-  for (let offset = 0; offset < body.length; offset += 64 * 1024)
-    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
-}
-
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  const address = `127.0.0.1:${service.port}`;
-  connections = createRpcClient(costs.ConnectionsService, address);
-  costData = createRpcClient(costs.CostDataService, address);
-  scanData = createRpcClient(costs.ScanDataService, address);
-  connectionId = (await connections.createConnection({ name: 'sample', provider: 'aws' }, team)).id;
-  await costData.uploadCostData(parts(connectionId, sample), team);
+  costsService = await startCostsHolding(team, 'sample', sample);
+  ({ connectionId } = costsService);
+  ({ scanData } = costsService.clients);
 }, 60_000);
 
 afterAll(async () => {
-  connections?.close();
-  costData?.close();
-  scanData?.close();
-  await service?.stop();
-  await bus?.close();
+  await costsService?.stop();
 });
 
 describe('a scan over the FOCUS sample (data/focus/focus_sample_1000.csv)', () => {

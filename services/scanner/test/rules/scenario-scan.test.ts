@@ -1,25 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { costsModule } from '@costgov/costs';
-import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { focusScenario, freshDb, testBus, usageBased } from '@costgov/testing';
+import { focusScenario, usageBased } from '@costgov/testing';
 import { allRules } from '../../src/rules/catalogue';
 import { scanDataOf, scanProject, type ScanProjectOutcome } from '../../src/rules/scan';
 import type { RuleContext, ScanData } from '../../src/rules/types';
+import { startCostsHolding, type CostsHolding } from '../costs-fixture';
 
 const { planted, scenarioCsv, scenarioRows } = focusScenario;
-const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
 const perMonth = 30.44;
 
-let service: RunningService;
-let bus: Awaited<ReturnType<typeof testBus>>;
-let connections: RpcClient<typeof costs.ConnectionsService>;
-let costData: RpcClient<typeof costs.CostDataService>;
-let scanData: RpcClient<typeof costs.ScanDataService>;
+let costsService: CostsHolding;
 let connectionId: string;
 let outcome: ScanProjectOutcome;
 let data: ScanData;
@@ -28,28 +19,10 @@ const dayMs = 86_400_000;
 /** The day (YYYY-MM-DD) `day` days after 1 August 2024. */
 const dayOf = (day: number) => new Date(focusScenario.first + day * dayMs).toISOString().slice(0, 10);
 
-async function* parts(id: string, body: Uint8Array) {
-  yield { part: { case: 'start' as const, value: { connectionId: id, contentEncoding: 'identity' } } };
-  for (let offset = 0; offset < body.length; offset += 64 * 1024)
-    yield { part: { case: 'chunk' as const, value: body.subarray(offset, offset + 64 * 1024) } };
-}
-
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  const address = `127.0.0.1:${service.port}`;
-  connections = createRpcClient(costs.ConnectionsService, address);
-  costData = createRpcClient(costs.CostDataService, address);
-  scanData = createRpcClient(costs.ScanDataService, address);
-  connectionId = (await connections.createConnection({ name: 'scenario', provider: 'aws' }, team)).id;
-  await costData.uploadCostData(parts(connectionId, Buffer.from(scenarioCsv())), team);
+  costsService = await startCostsHolding(team, 'scenario', scenarioCsv());
+  ({ connectionId } = costsService);
+  const { scanData } = costsService.clients;
   data = scanDataOf(await scanData.getScanData({ connectionIds: [connectionId] }, team));
   outcome = await scanProject(
     { scanData },
@@ -65,11 +38,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  connections?.close();
-  costData?.close();
-  scanData?.close();
-  await service?.stop();
-  await bus?.close();
+  await costsService?.stop();
 });
 
 const found = (ruleId: string, resourceId: string) =>

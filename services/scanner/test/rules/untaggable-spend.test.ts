@@ -1,13 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { costsModule } from '@costgov/costs';
-import { costs } from '@costgov/contracts';
 import { newId } from '@costgov/ids';
-import { createLogger } from '@costgov/log';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
-import { startService, type RunningService } from '@costgov/runtime';
-import { freshDb, testBus, uploadParts } from '@costgov/testing';
 import { scanProject } from '../../src/rules/scan';
+import { startCostsHolding, type CostsHolding } from '../costs-fixture';
 
 /**
  * One month of a multi-cloud account through costs and the scan: AWS tags and Google Cloud labels (lower
@@ -76,39 +71,20 @@ const key = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, '');
 const carries = (line: Line, wanted: string) =>
   Object.entries(line.tags).some(([k, v]) => key(k) === key(wanted) && v.trim() !== '');
 
-const logger = createLogger('test', 'silent');
 const team = { teamId: newId('team') };
-let service: RunningService;
-let bus: Awaited<ReturnType<typeof testBus>>;
-let costData: RpcClient<typeof costs.CostDataService>;
-let scanData: RpcClient<typeof costs.ScanDataService>;
-let connections: RpcClient<typeof costs.ConnectionsService>;
+let costsService: CostsHolding;
+let costData: CostsHolding['clients']['costData'];
+let scanData: CostsHolding['clients']['scanData'];
 let connectionId: string;
 
 beforeAll(async () => {
-  bus = await testBus(logger);
-  const db = await freshDb('costs');
-  service = await startService(costsModule(), {
-    logger,
-    bus,
-    openDb: async () => db,
-    dataDir: 'memory',
-    grpcAddress: '127.0.0.1:0',
-  });
-  const address = `127.0.0.1:${service.port}`;
-  connections = createRpcClient(costs.ConnectionsService, address);
-  costData = createRpcClient(costs.CostDataService, address);
-  scanData = createRpcClient(costs.ScanDataService, address);
-  connectionId = (await connections.createConnection({ name: 'multi-cloud', provider: 'other' }, team)).id;
-  await costData.uploadCostData(uploadParts(connectionId, csv()), team);
+  costsService = await startCostsHolding(team, 'multi-cloud', csv(), { provider: 'other' });
+  ({ connectionId } = costsService);
+  ({ costData, scanData } = costsService.clients);
 }, 60_000);
 
 afterAll(async () => {
-  connections?.close();
-  costData?.close();
-  scanData?.close();
-  await service?.stop();
-  await bus?.close();
+  await costsService?.stop();
 });
 
 describe('tags as people write them, and spend that cannot carry tags, through costs', () => {
