@@ -37,3 +37,50 @@ export const slowedBy = (run: RunRules, delayMs: number): RunRules =>
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         return outcome;
       };
+
+// ---------------------------------------------------------------------------------------------------
+// Sharded scans (issue 19). A scan is planned once (how many resources, which window, which `now`),
+// split into `count` shards by a hash of the resource id (costs filters GetScanData by shard), each shard
+// run by any worker with the per-resource rules page by page, then merged once with the project-wide
+// rules (computed on costs' aggregates). A scan of few resources is one shard, run by the same code.
+// ---------------------------------------------------------------------------------------------------
+
+/** What every shard of one scan shares, fixed when the scan is planned and stored with it. */
+export interface PlannedScan extends ScanWork {
+  /** End of the data window (exclusive): every shard and the merge read the same window. */
+  windowEnd: Date;
+  /** The rules' clock for this scan (gone resources, data ends), the same for every shard. */
+  now: Date;
+}
+
+/** One part of a scan: the resources whose id hashes to `index` of `count` (0 <= index < count). */
+export interface ShardSpec {
+  index: number;
+  count: number;
+}
+
+export interface ShardOutcome {
+  /** Resources of the shard the rules judged (every page). */
+  resourcesScanned: number;
+  /** The per-resource rules' findings on the shard's resources, already weighed per resource (rank). */
+  results: RuleResult[];
+  /** Every resource id of the shard (all pages), for recording which findings the scan dealt with. */
+  resourceIds: string[];
+}
+
+/**
+ * How a scan is run over costs' data. Rejecting with an outage (retry.ts) has the shard (or the plan, or
+ * the merge) retried until the scan's retry deadline; any other rejection fails the scan.
+ */
+export interface ScanRunner {
+  /** How many resources the scan's connections hold in the window, and the window's end. */
+  plan(work: ScanWork, now: Date): Promise<{ resources: number; windowEnd: Date }>;
+  /** The per-resource rules over one shard, page by page (bounded memory). */
+  runShard(
+    scan: PlannedScan,
+    shard: ShardSpec,
+    progress: (resourcesScanned: number) => void,
+  ): Promise<ShardOutcome>;
+  /** The project-wide rules (tags, unallocated share, anomalies, commitments) on costs' aggregates. */
+  runProjectRules(scan: PlannedScan): Promise<RuleResult[]>;
+}
