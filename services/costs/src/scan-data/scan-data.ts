@@ -1,4 +1,4 @@
-import type { costs } from '@costgov/contracts';
+import { costs } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { BadRequestError, ValidationError } from '@costgov/errors';
 import { looksLikeId } from '@costgov/ids';
@@ -12,6 +12,8 @@ const defaultMaxResources = 5000;
 const maxMaxResources = 10_000;
 const maxTagPairs = 2000;
 const maxCommitments = 2000;
+/** Most shards a scan may be split into. */
+export const maxShards = 4096;
 const workMem = '64MB';
 /**
  * Bytes of one page, estimated as JSON (longer than protobuf): well under gRPC's 4 MB message limit. A
@@ -27,6 +29,10 @@ export interface ScanDataRequest {
   maxResources?: number;
   /** Page cursor: the key of the previous page's last resource; unset for the first page. */
   after?: { connectionId: string; resourceId: string };
+  /** Only the resources whose id hashes to `index` of `count` (count 0 or 1: every resource). */
+  shard?: { index: number; count: number };
+  /** What to answer (costs.v1 ScanDataParts); resources with every aggregate on the first page by default. */
+  parts?: costs.ScanDataParts;
 }
 
 /**
@@ -42,6 +48,14 @@ type ScanResource = DomainShape<typeof costs.ScanResourceSchema>;
 const scoped = `SELECT * FROM cost_records WHERE connection_id = ANY ($1::text[])
   AND billing_period_start >= ($2::timestamptz - interval '32 days')::date AND billing_period_start < ($3::timestamptz + interval '32 days')::date
   AND charge_period_start >= $2::timestamptz AND charge_period_start < $3::timestamptz`;
+
+/**
+ * A resource's shard: a stable hash of its id (hashtextextended, the hash Postgres partitions by, the same
+ * on PGlite and Postgres and across restarts) modulo the shard count, as a non-negative remainder. One id
+ * billed by several connections falls in one shard, so a shard holds every finding about a resource.
+ * `$7` is the shard count, `$8` the index.
+ */
+const inShard = `($8::int < 0 OR (((hashtextextended(resource_id, 0) % $7::int) + $7::int) % $7::int) = $8::int)`;
 
 // Data transfer: usage priced per GB (storage is priced per GB-month), log ingestion aside.
 const dataTransfer = `charge_category = 'Usage' AND lower(coalesce(pricing_unit, consumed_unit, '')) IN ('gb', 'gib')
@@ -91,7 +105,31 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       problems.push({ field: 'max_resources', message: `must be between 1 and ${maxMaxResources}` });
     if (request.until && !Number.isFinite(request.until.getTime()))
       problems.push({ field: 'until', message: 'must be a valid timestamp' });
+    const shardCount = request.shard?.count ?? 0;
+    const shardIndex = request.shard?.index ?? 0;
+    if (!Number.isInteger(shardCount) || shardCount < 0 || shardCount > maxShards)
+      problems.push({ field: 'shard_count', message: `must be between 0 and ${maxShards}` });
+    else if (!Number.isInteger(shardIndex) || shardIndex < 0 || shardIndex >= Math.max(shardCount, 1))
+      problems.push({
+        field: 'shard_index',
+        message:
+          shardCount > 1
+            ? `must be below shard_count (${shardCount})`
+            : 'must be 0 when shard_count is 0 or 1',
+      });
+    const parts = request.parts ?? costs.ScanDataParts.UNSPECIFIED;
+    if (!Object.values(costs.ScanDataParts).includes(parts))
+      problems.push({ field: 'parts', message: 'must be one of the ScanDataParts values' });
+    const withResources =
+      parts === costs.ScanDataParts.UNSPECIFIED || parts === costs.ScanDataParts.RESOURCES;
+    if (!withResources && request.after)
+      problems.push({
+        field: 'after_resource_id',
+        message: 'a page cursor needs parts RESOURCES or unspecified',
+      });
     if (problems.length > 0) throw new ValidationError(problems);
+    // -1: every resource (no shard).
+    const shardParams = shardCount > 1 ? [shardCount, shardIndex] : [1, -1];
 
     // Only the team's connections count; an id of another team's (or of no) connection matches nothing.
     const ids = request.connectionIds.filter((id) => looksLikeId('connection', id));
@@ -122,20 +160,26 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       commitments: [],
       dataStart: null,
       dataEnd: null,
+      resourceCount: 0,
     };
     if (connectionIds.length === 0) return empty;
     const params = [connectionIds, windowStart.toISOString(), windowEnd.toISOString()];
-    // The first page carries the aggregates; later pages only resources.
+    const none = Promise.resolve({ rows: [] as Record<string, unknown>[] });
+    // The first page carries the aggregates (all of them, or those per-resource rules read with
+    // RESOURCES); later pages only resources. COUNT answers the resource count alone.
     const first = !request.after;
-    const aggregate = (sql: string) =>
-      first ? query(sql, params) : Promise.resolve({ rows: [] as Record<string, unknown>[] });
+    const light = first && parts !== costs.ScanDataParts.COUNT;
+    const heavy = light && parts !== costs.ScanDataParts.RESOURCES;
+    const aggregate = (sql: string, when = light) => (when ? query(sql, params) : none);
 
-    const [resources, totals, daily, tagUsage, currency, commitments, span] = await Promise.all([
-      query(
-        // Two passes, no self-join: per resource and charge period first (hours are counted once however
-        // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
-        // and the tags of its latest.
-        `WITH per_period AS (
+    const [resources, count, totals, daily, tagUsage, currency, commitments, span] = await Promise.all([
+      !withResources
+        ? none
+        : query(
+            // Two passes, no self-join: per resource and charge period first (hours are counted once however
+            // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
+            // and the tags of its latest.
+            `WITH per_period AS (
            SELECT connection_id, resource_id, charge_period_start, max(charge_period_end) AS charge_period_end,
              sum(billed_cost) AS billed, sum(effective_cost) AS effective, sum(list_cost) AS list,
              sum(contracted_cost) AS contracted, sum(pricing_quantity) AS pricing_quantity,
@@ -150,7 +194,8 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
              coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0) AS unused_reservation,
              coalesce(sum(effective_cost) FILTER (WHERE charge_description ILIKE '%extended support%'), 0) AS extended_support,
              min(tags::text) AS tags
-           FROM (${scoped} AND coalesce(resource_id, '') <> '' AND (connection_id, resource_id) > ($5::text, $6::text)) scoped
+           FROM (${scoped} AND coalesce(resource_id, '') <> '' AND (connection_id, resource_id) > ($5::text, $6::text)
+             AND ${inShard}) scoped
            GROUP BY connection_id, resource_id, charge_period_start
          )
          SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
@@ -166,8 +211,21 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            (array_agg(tags ORDER BY charge_period_start DESC))[1] AS tags
          FROM per_period GROUP BY connection_id, resource_id
          ORDER BY connection_id, resource_id LIMIT $4`,
-        [...params, maxResources + 1, request.after?.connectionId ?? '', request.after?.resourceId ?? ''],
-      ),
+            [
+              ...params,
+              maxResources + 1,
+              request.after?.connectionId ?? '',
+              request.after?.resourceId ?? '',
+              ...shardParams,
+            ],
+          ),
+      first
+        ? query(
+            `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
+             FROM (${scoped} AND coalesce(resource_id, '') <> '' AND ${inShard.replaceAll('$7', '$4').replaceAll('$8', '$5')}) scoped) pairs`,
+            [...params, ...shardParams],
+          )
+        : none,
       aggregate(
         `SELECT connection_id, sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0)::float8 AS untaggable_category,
@@ -185,12 +243,14 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer,
            coalesce(sum(effective_cost) FILTER (WHERE ${usageBased}), 0)::float8 AS usage
          FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 2 DESC, 1, 3, 4`,
+        heavy,
       ),
       aggregate(
         `SELECT t.key, t.value, count(DISTINCT scoped.resource_id)::int AS resources,
            sum(scoped.effective_cost)::float8 AS effective
          FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped, jsonb_each_text(scoped.tags) AS t (key, value)
          GROUP BY t.key, t.value ORDER BY effective DESC, t.key, t.value LIMIT ${maxTagPairs}`,
+        heavy,
       ),
       aggregate(
         `SELECT billing_currency AS currency FROM (${scoped}) scoped
@@ -340,6 +400,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       })),
       dataStart: span.rows[0]?.first ? new Date(span.rows[0].first as string) : null,
       dataEnd: span.rows[0]?.last ? new Date(span.rows[0].last as string) : null,
+      resourceCount: Number(count.rows[0]?.count ?? 0),
     };
   }
 
