@@ -19,6 +19,13 @@ export interface GenerateOptions {
   currency?: string;
   /** `iso` writes timestamps as 2024-09-01T00:00:00Z, `plain` as 2024-09-01 00:00:00 (AWS style). */
   timestamps?: 'plain' | 'iso';
+  /**
+   * How many resources the rows spread over, as in a large tenant's account (see `estateOf`); unset, one
+   * resource per hour of the month's rows (`rows / hours`, each with one row an hour).
+   */
+  resources?: number;
+  /** Called with the rows written so far every 100,000 rows (progress of a long file). */
+  progress?: (rows: number) => void;
 }
 
 interface Service {
@@ -136,6 +143,10 @@ export function* focusLines(options: GenerateOptions): Generator<string> {
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
   const columns = [...(version === '1.3' ? currentColumns(version) : focusColumns[version]), ...extraColumns];
   yield `${columns.join(',')}\n`;
+  if (options.resources !== undefined) {
+    yield* estateLines(options, columns, { periodStart, periodEnd, hours, stamp });
+    return;
+  }
 
   // Like a real export: each resource has one row per hour, so a day of a resource is 24 rows.
   const resources = Array.from({ length: Math.max(1, Math.ceil(rows / hours)) }, (_, n) => ({
@@ -214,6 +225,7 @@ export function* focusLines(options: GenerateOptions): Generator<string> {
       ...(version === '1.3' ? focus13Values(i, service, listCost * discount, quantity) : {}),
     };
     yield `${columns.map((column) => values[column] ?? (column.startsWith('x_') ? `${column}-${i % 7}` : 'NULL')).join(',')}\n`;
+    if ((i + 1) % 100_000 === 0) options.progress?.(i + 1);
   }
 }
 
@@ -264,4 +276,203 @@ export function focusCsv(options: GenerateOptions): Readable {
     if (pending) yield Buffer.from(pending);
   }
   return Readable.from(batched(), { objectMode: false });
+}
+
+/** Instance types of the hourly services, with their us-east-1 Linux on-demand price per hour. */
+const instanceTypes: Record<'current' | 'previous', ReadonlyArray<readonly [string, number]>> = {
+  current: [
+    ['m5.large', 0.096],
+    ['c5.xlarge', 0.17],
+    ['t3.medium', 0.0416],
+    ['r5.large', 0.126],
+    ['m6i.large', 0.096],
+  ],
+  previous: [
+    ['m4.large', 0.1],
+    ['t2.medium', 0.0464],
+    ['c4.xlarge', 0.199],
+    ['r4.large', 0.133],
+  ],
+};
+
+/** Shares of the estate's resources by service (index into `services`): compute-heavy, as most are. */
+const serviceShares = [0.4, 0.15, 0.1, 0.15, 0.1, 0.1];
+
+/** What a large tenant's estate holds, in shares of its resources (see `estateOf`). */
+export const estateShares = {
+  /** Resources without a Tags value at all. */
+  untagged: 0.15,
+  /** Of the tagged, those without a `team` tag. */
+  withoutTeam: 0.1,
+  /** Of the instances (EC2, RDS), those of a previous generation. */
+  previousGeneration: 0.15,
+  /** Of the non-production instances, those running around the clock; the others run 30 to 70 %. */
+  nonProductionAlwaysOn: 0.08,
+} as const;
+
+/** One resource of a generated estate: drawn from the seed and its number alone, never stored. */
+export interface EstateResource {
+  service: Service;
+  region: (typeof regions)[number];
+  discount: number;
+  /** The Tags field as written (quoted JSON, or NULL). */
+  tags: string;
+  environment: string | undefined;
+  /** EC2 and RDS: the instance type, its price per hour, and whether it is a previous generation. */
+  instance: { type: string; price: number; previous: boolean } | undefined;
+  /** Share of its hours an hourly resource runs (1 = around the clock). */
+  running: number;
+}
+
+/** Tags fields by application, environment and team (team -1: without a team tag), built once. */
+const tagFields = new Map<string, string>();
+const tagsField = (application: string, environment: string, team: string | undefined) => {
+  const key = `${application}/${environment}/${team ?? ''}`;
+  let field = tagFields.get(key);
+  if (field === undefined) {
+    field = quote(JSON.stringify({ application, environment, ...(team === undefined ? {} : { team }) }));
+    tagFields.set(key, field);
+  }
+  return field;
+};
+
+/**
+ * Resource `n` of an estate generated with `seed`: its service (40 % EC2, then S3, Lambda, RDS, load
+ * balancers, log groups), region, commitment discount (about 30 %), tags (`estateShares`), instance type
+ * and how much of the time it runs. Each is drawn from a generator seeded with the seed and `n`, so a
+ * file of any size holds only the row being written.
+ */
+export function estateOf(seed: number, n: number): EstateResource {
+  const random = randomFrom(Math.imul(seed, 0x9e3779b1) ^ Math.imul(n + 1, 0x85ebca6b));
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
+  let draw = random();
+  let index = 0;
+  while (index < serviceShares.length - 1 && draw >= serviceShares[index]!) draw -= serviceShares[index++]!;
+  const service = services[index]!;
+  const region = pick(regions);
+  const discount = random() < 0.3 ? 0.72 : 1;
+  let tags = 'NULL';
+  let environment: string | undefined;
+  if (random() >= estateShares.untagged) {
+    const application = pick(applications);
+    environment = random() < 0.5 ? 'prod' : pick(['staging', 'dev']);
+    const team = random() < estateShares.withoutTeam ? undefined : pick(teams);
+    tags = tagsField(application, environment, team);
+  }
+  let instance: EstateResource['instance'];
+  if (service.unit === 'Hours') {
+    const previous = random() < estateShares.previousGeneration;
+    const [type, price] = pick(previous ? instanceTypes.previous : instanceTypes.current);
+    instance = { type: service.resourceType === 'DB Instance' ? `db.${type}` : type, price, previous };
+  }
+  const nonProduction = environment !== undefined && environment !== 'prod';
+  const running = !nonProduction
+    ? 1
+    : random() < estateShares.nonProductionAlwaysOn
+      ? 1
+      : 0.3 + 0.4 * random();
+  return { service, region, discount, tags, environment, instance, running };
+}
+
+/** The resources a file generated with these options holds: `resources`, or fewer when rows are fewer. */
+export const estateResources = (options: Pick<GenerateOptions, 'rows' | 'resources'>): number =>
+  Math.min(options.resources ?? 0, options.rows);
+
+/**
+ * The rows of an estate of `resources` resources: each resource has `rows / resources` rows (the first
+ * ones one more when it does not divide), spread evenly over the month, so a resource's rows cover the
+ * whole period as a daily or hourly export's do. Rows go time slot by time slot, each slot over every
+ * resource, as providers write them. An hourly resource's quantity is the hours it ran in its row's
+ * span; other services' a random quantity per hour of the span.
+ */
+function* estateLines(
+  options: GenerateOptions,
+  columns: readonly string[],
+  period: { periodStart: number; periodEnd: number; hours: number; stamp: (ms: number) => string },
+): Generator<string> {
+  const { rows, seed = 1, version = '1.2', currency = 'USD' } = options;
+  const resources = estateResources(options);
+  if (!Number.isInteger(options.resources) || options.resources! < 1)
+    throw new Error(`resources must be a positive whole number, not ${options.resources}`);
+  const { periodStart, periodEnd, hours, stamp } = period;
+  const slots = Math.ceil(rows / resources);
+  const random = randomFrom(seed);
+  const billingStart = stamp(periodStart);
+  const billingEnd = stamp(periodEnd);
+  for (let i = 0; i < rows; i++) {
+    const number = i % resources;
+    const slot = Math.floor(i / resources);
+    const resource = estateOf(seed, number);
+    const { service, discount, tags, instance } = resource;
+    const [regionId, regionName] = resource.region;
+    // Slot k of a resource covers hours [k * hours / slots, (k + 1) * hours / slots); more slots than
+    // hours go round the hours again.
+    const [from, to] =
+      slots <= hours
+        ? [Math.floor((slot * hours) / slots), Math.floor(((slot + 1) * hours) / slots)]
+        : [slot % hours, (slot % hours) + 1];
+    const span = to - from;
+    const unitPrice = instance?.price ?? service.unitPrice;
+    const quantity = instance
+      ? span * resource.running
+      : Math.max(0.001, random() * service.maxQuantity * span);
+    const listCost = quantity * unitPrice;
+    const cost = (listCost * discount).toFixed(10);
+    const description = instance
+      ? `$${unitPrice} per On Demand Linux ${instance.type} ${service.resourceType} Hour in ${regionName}`
+      : `${service.unit} of ${service.name} in ${regionName}`;
+    const sku = `SKU${hex(services.indexOf(service), 6)}`;
+    const values: Record<string, string> = {
+      AvailabilityZone: `${regionId}a`,
+      BilledCost: cost,
+      BillingAccountId: '123456789012',
+      BillingAccountName: 'Example Corp',
+      BillingAccountType: 'Billing Account',
+      BillingCurrency: currency,
+      BillingPeriodEnd: billingEnd,
+      BillingPeriodStart: billingStart,
+      ChargeCategory: 'Usage',
+      ChargeClass: 'NULL',
+      ChargeDescription: quote(description),
+      ChargeFrequency: 'Usage-Based',
+      ChargePeriodEnd: stamp(periodStart + to * 3_600_000),
+      ChargePeriodStart: stamp(periodStart + from * 3_600_000),
+      ConsumedQuantity: quantity.toFixed(6),
+      ConsumedUnit: service.unit,
+      ContractedCost: listCost.toFixed(10),
+      ContractedUnitPrice: String(unitPrice),
+      EffectiveCost: cost,
+      InvoiceIssuerName: quote('Amazon Web Services, Inc.'),
+      ListCost: listCost.toFixed(10),
+      ListUnitPrice: String(unitPrice),
+      PricingCategory: discount < 1 ? 'Committed' : 'Standard',
+      PricingCurrency: currency,
+      PricingCurrencyContractedUnitPrice: String(unitPrice),
+      PricingCurrencyEffectiveCost: cost,
+      PricingCurrencyListUnitPrice: String(unitPrice),
+      PricingQuantity: quantity.toFixed(6),
+      PricingUnit: service.unit,
+      ProviderName: 'AWS',
+      PublisherName: quote('Amazon Web Services, Inc.'),
+      RegionId: regionId,
+      RegionName: quote(regionName),
+      ResourceId: service.resource(number),
+      ResourceName: `${service.resourceType.toLowerCase().replace(' ', '-')}-${number}`,
+      ResourceType: quote(service.resourceType),
+      ServiceCategory: quote(service.category),
+      ServiceName: quote(service.name),
+      ServiceSubcategory: quote(service.subcategory),
+      SkuId: sku,
+      SkuPriceId: `${sku}.${regionId}`,
+      SubAccountId: '210987654321',
+      SubAccountName: 'workloads',
+      SubAccountType: 'Account',
+      Tags: tags,
+      ServiceProviderName: 'AWS',
+      HostProviderName: 'AWS',
+      ...(version === '1.3' ? focus13Values(i, service, listCost * discount, quantity) : {}),
+    };
+    yield `${columns.map((column) => values[column] ?? (column.startsWith('x_') ? `${column}-${i % 7}` : 'NULL')).join(',')}\n`;
+    if ((i + 1) % 100_000 === 0) options.progress?.(i + 1);
+  }
 }
