@@ -94,6 +94,15 @@ export const catalogue = {
     schema: events.ScanRequestedSchema,
     summary: 'A scan was accepted; the scan workers share this work queue.',
   },
+  'scanner.scan_shard.requested': {
+    schema: events.ScanShardRequestedSchema,
+    summary: "One shard of a planned scan, on the scan workers' work queue (any worker takes any shard).",
+  },
+  'scanner.scan_merge.requested': {
+    schema: events.ScanMergeRequestedSchema,
+    summary:
+      'Every shard of a scan is stored: a scan worker merges them and completes the scan (same queue).',
+  },
   'scanner.scan.completed': { schema: events.ScanFinishedSchema, summary: 'A scan finished successfully.' },
   'scanner.scan.failed': {
     schema: events.ScanFinishedSchema,

@@ -30,8 +30,15 @@ export const scannerConfig = baseConfig
     /** How long the work queue waits for an ack (or a heartbeat) before another worker gets the scan. */
     SCAN_ACK_WAIT_MS: z.coerce.number().int().min(100).default(30_000),
     /**
-     * Test and benchmark aid: each scan waits this long after reading its data, standing in for a slow
-     * scan (a worker can then be killed mid-scan). 0, the default, in production.
+     * A scan is split into one shard per this many resources (at least one, at most SCAN_MAX_SHARDS);
+     * any worker runs any shard, so a large scan is spread over the workers.
+     */
+    SCAN_SHARD_RESOURCES: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+    /** Most shards one scan is split into (each is a message on the work queue and a row). */
+    SCAN_MAX_SHARDS: z.coerce.number().int().min(1).max(1_024).default(64),
+    /**
+     * Test and benchmark aid: each shard of a scan waits this long after reading its data, standing in
+     * for a slow shard (a worker can then be killed mid-shard). 0, the default, in production.
      */
     SCAN_EXTRA_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /**
@@ -41,7 +48,7 @@ export const scannerConfig = baseConfig
      * (scans/min-daily-impact.ts), else used as is.
      */
     ANOMALY_MIN_DAILY_IMPACT: z.coerce.number().min(0).default(50),
-    /** Scans one worker process runs at once. */
+    /** Scan messages (plans, shards, merges) one worker process works on at once. */
     SCAN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     /**
      * Today's cost posture of a scope is reused for this long before it is computed again (four calls to

@@ -17,7 +17,7 @@ import { projectLookupOverRpc, type ProjectLookup } from './scans/project-lookup
 import { refundFailedScan } from './scans/refund-failed';
 import { runRulesOverRpc } from './scans/rules-over-rpc';
 import { scansRpc, type FindingsOfScan } from './scans/rpc';
-import { runNoRules, slowedBy, type RunRules } from './scans/run-rules';
+import { noRulesRunner, slowedBy, wholeScanRunner, type ScanRunner } from './scans/run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from './scans/scan-credits';
 import { startScanWorker } from './scans/scan-worker';
 import { scansFactory } from './scans/scans';
@@ -47,8 +47,12 @@ export type PostureOptions = (Addresses | { sources: PostureSources }) & {
 export type ScansOptions = (Addresses | { projects: ProjectLookup; credits: ScanCredits }) & {
   /** Which side this process is (SCANNER_MODE). */
   mode?: ScannerConfig['SCANNER_MODE'];
-  /** How a scan runs its rules; by default the catalogue over costs' data (none with stand-ins). */
-  runRules?: RunRules;
+  /** How a scan is planned, its shards run and merged; by default the catalogue over costs' data (none with stand-ins). */
+  runner?: ScanRunner;
+  /** Resources per shard (SCAN_SHARD_RESOURCES). */
+  shardResources?: number;
+  /** Most shards of one scan (SCAN_MAX_SHARDS). */
+  maxShards?: number;
   findingsOf?: FindingsOfScan;
   /** A running scan silent for this long is failed and refunded by the sweeper (SCAN_STALE_MS). */
   staleMs?: number;
@@ -70,7 +74,7 @@ export type ScansOptions = (Addresses | { projects: ProjectLookup; credits: Scan
   ackWaitMs?: number;
   /** SCAN_CONCURRENCY */
   concurrency?: number;
-  /** Each scan waits this long after its rules (a slow scan, for tests and benchmarks; SCAN_EXTRA_DELAY_MS). */
+  /** Each shard waits this long after its rules (a slow shard, for tests and benchmarks; SCAN_EXTRA_DELAY_MS). */
   extraDelayMs?: number;
 };
 
@@ -193,18 +197,20 @@ async function startScans(
   const overRpc = !('projects' in options);
   const projects = overRpc ? projectLookupOverRpc(clients.projects(options)) : options.projects;
   const credits = overRpc ? scanCreditsOverRpc(clients.identity(options)) : options.credits;
-  const runRules =
-    options.runRules ??
+  const runner =
+    options.runner ??
     (overRpc
-      ? runRulesOverRpc({
-          scanData: clients.scanData(options),
-          identityClient: clients.identity(options),
-          now: ctx.now,
-          minDailyImpact: config.ANOMALY_MIN_DAILY_IMPACT,
-          rates: clients.rates(options),
-          logger: ctx.logger,
-        })
-      : runNoRules);
+      ? wholeScanRunner(
+          runRulesOverRpc({
+            scanData: clients.scanData(options),
+            identityClient: clients.identity(options),
+            now: ctx.now,
+            minDailyImpact: config.ANOMALY_MIN_DAILY_IMPACT,
+            rates: clients.rates(options),
+            logger: ctx.logger,
+          }),
+        )
+      : noRulesRunner);
   const findingsOf =
     options.findingsOf ??
     (async (teamId: string, scanId: string) =>
@@ -238,7 +244,11 @@ async function startScans(
       ? undefined
       : await startScanWorker({
           ...ctx,
-          runRules: slowedBy(runRules, options.extraDelayMs ?? config.SCAN_EXTRA_DELAY_MS),
+          runner: slowedBy(runner, options.extraDelayMs ?? config.SCAN_EXTRA_DELAY_MS),
+          sharding: {
+            perShard: options.shardResources ?? config.SCAN_SHARD_RESOURCES,
+            maxShards: options.maxShards ?? config.SCAN_MAX_SHARDS,
+          },
           heartbeatMs: options.heartbeatMs ?? config.SCAN_HEARTBEAT_MS,
           ackWaitMs: options.ackWaitMs ?? config.SCAN_ACK_WAIT_MS,
           concurrency: options.concurrency ?? config.SCAN_CONCURRENCY,

@@ -12,7 +12,7 @@ import { eventually, focusSample, freePort, freshDb, testBus } from '@costgov/te
 import { scannerModule } from '../src/module';
 import type { ProjectLookup } from '../src/scans/project-lookup';
 import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
-import type { RunRules } from '../src/scans/run-rules';
+import { wholeScanRunner, type RunRules } from '../src/scans/run-rules';
 import { scanCreditsOverRpc } from '../src/scans/scan-credits';
 import { createHolding } from './costs-fixture';
 
@@ -119,7 +119,7 @@ async function startScanner(options: { bus: Bus; costsAddress: string; retryDead
       scans: {
         projects: lookup,
         credits: scanCreditsOverRpc(identityClient),
-        runRules,
+        runner: wholeScanRunner(runRules),
         retryDeadlineMs: options.retryDeadlineMs,
       },
     }),
@@ -274,7 +274,8 @@ describe(`scans whose dependencies go away (${process.env.DATABASE_URL ? 'postgr
     expect(scan).toMatchObject({ status: 'completed', creditsUsed: 1 });
     expect(retriesOf(id)).toHaveLength(1);
     expect(retriesOf(id)[0]!.reason).toMatch(/administrator command/);
-    expect(patient.runs.get(id)).toBe(2);
+    // The shard's outcome was stored before the merge met Postgres away: only the merge ran again.
+    expect(patient.runs.get(id)).toBe(1);
     const rows = await findingRows(patient, projectId);
     expect(rows).toHaveLength(expectedFindings(connectionId, []).length);
     expect(scan.findingsCount).toBe(rows.length);

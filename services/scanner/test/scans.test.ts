@@ -16,7 +16,7 @@ import { idempotentCalls, startService, type RunningService } from '@costgov/run
 import { eventually, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup, ScannedProject } from '../src/scans/project-lookup';
-import type { RunRules, ScanOutcome } from '../src/scans/run-rules';
+import { wholeScanRunner, type RunRules, type ScanOutcome } from '../src/scans/run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from '../src/scans/scan-credits';
 import { createScanOperation, scansFactory } from '../src/scans/scans';
 import { abandonedChargeSweeper } from '../src/scans/abandoned-charges';
@@ -84,7 +84,8 @@ beforeAll(async () => {
       scans: {
         projects,
         credits: scanCreditsOverRpc(identityClient),
-        runRules,
+        // Every scan here is one shard (scan-shards.test.ts splits them): the rules run once per scan.
+        runner: wholeScanRunner(runRules),
         staleMs,
         sweepIntervalMs: 50,
         // Heartbeats never come within a test, so only the clock decides staleness.

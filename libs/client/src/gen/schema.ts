@@ -296,9 +296,10 @@ export interface paths {
      * @description Accepts a scan of the project and answers at once with the scan `pending`; poll
      *     `GET /v1/guard/scans/{id}` (or subscribe to `scanner.scan.completed` / `scanner.scan.failed`)
      *     for the result. A worker takes it from the work queue, moves it to `running`, and finishes it
-     *     `completed` or `failed`. The scan costs one credit per connection of the project (at least
-     *     one), taken now: a team without enough credits gets `409 conflict`, and a failed scan gives
-     *     its credits back. An archived project is `409`; a project that is not the team's is `404`.
+     *     `completed` or `failed`. A large scan is split into shards that any worker runs (extension:
+     *     `shards_total`, `shards_done` and `resources_scanned` show its progress while it runs). The
+     *     scan costs one credit per connection of the project (at least one), taken now: a team
+     *     without enough credits gets `409 conflict`, and a failed scan gives its credits back. An archived project is `409`; a project that is not the team's is `404`.
      *     Each call without an `Idempotency-Key` starts (and pays for) a new scan. Needs `scans:write`
      *     (`403` otherwise). Publishes `scanner.scan.requested`.
      */
@@ -1261,6 +1262,7 @@ export interface components {
       id: string;
       project_id: string;
       status: components['schemas']['ScanStatus'];
+      /** @description Resources the scan's rules judged; while it runs, the sum over its shards so far. */
       resources_scanned: number;
       /** @description Findings this scan reported. */
       findings_count: number;
@@ -1277,6 +1279,14 @@ export interface components {
       completed_at: string | null;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description (extension) How many shards the scan was split into: one per `SCAN_SHARD_RESOURCES`
+       *     resources (10,000 by default), at least one, at most `SCAN_MAX_SHARDS` (64); `0` until a
+       *     worker planned it. Any worker runs any shard.
+       */
+      shards_total: number;
+      /** @description (extension) Shards whose results are stored; the scan completes once all are and they are merged. */
+      shards_done: number;
     };
     ScanDetail: components['schemas']['Scan'] & {
       /**
@@ -1578,10 +1588,11 @@ export interface components {
     /**
      * @description An event type (`budgets.budget.breached`), every type under a prefix of whole tokens
      *     (`violations.*`, `budgets.budget.*`), or every deliverable type (`*`). Deliverable: every
-     *     event type listed under Events except `scanner.scan.requested` (the scan workers' internal
-     *     queue; a scan's outcome is `scanner.scan.completed` or `scanner.scan.failed`), each only to
-     *     the endpoints of the team it belongs to. An unknown type, `scanner.scan.requested`, or a
-     *     wildcard that matches no deliverable type is `422`.
+     *     event type listed under Events except `scanner.scan.requested`, `scanner.scan_shard.requested`
+     *     and `scanner.scan_merge.requested` (the scan workers' internal queue; a scan's outcome is
+     *     `scanner.scan.completed` or `scanner.scan.failed`), each only to the endpoints of the team it
+     *     belongs to. An unknown type, one of those three, or a wildcard that matches no deliverable type
+     *     is `422`.
      * @example budgets.budget.breached
      * @example violations.*
      * @example *

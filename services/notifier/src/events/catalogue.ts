@@ -11,10 +11,15 @@ export const publicEventTypes: Readonly<Record<EventType, string>> = Object.from
 export type PublicEventType = EventType;
 
 /**
- * Events never sent to webhooks, and why: `scanner.scan.requested` is the scan workers' internal work
- * queue (a request's outcome is `scanner.scan.completed` or `failed`, which are delivered).
+ * Events never sent to webhooks, and why: `scanner.scan.requested` and the shard and merge requests are
+ * the scan workers' internal work queue (a request's outcome is `scanner.scan.completed` or `failed`,
+ * which are delivered).
  */
-export const internalEventTypes: readonly PublicEventType[] = ['scanner.scan.requested'];
+export const internalEventTypes: readonly PublicEventType[] = [
+  'scanner.scan.requested',
+  'scanner.scan_shard.requested',
+  'scanner.scan_merge.requested',
+];
 
 /** The event types a webhook can subscribe to, in catalogue order. */
 export const deliverableEventTypes: readonly string[] = Object.keys(publicEventTypes).filter(

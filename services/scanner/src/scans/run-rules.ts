@@ -25,19 +25,6 @@ export interface ScanOutcome {
  */
 export type RunRules = (work: ScanWork, progress: (resourcesScanned: number) => void) => Promise<ScanOutcome>;
 
-/** Until the rules are wired: a scan that reads nothing and finds nothing. */
-export const runNoRules: RunRules = async () => ({ resourcesScanned: 0, results: [] });
-
-/** `run` followed by a wait of `delayMs` (a slow scan, for tests and benchmarks). */
-export const slowedBy = (run: RunRules, delayMs: number): RunRules =>
-  delayMs <= 0
-    ? run
-    : async (work, progress) => {
-        const outcome = await run(work, progress);
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        return outcome;
-      };
-
 // ---------------------------------------------------------------------------------------------------
 // Sharded scans (issue 19). A scan is planned once (how many resources, which window, which `now`),
 // split into `count` shards by a hash of the resource id (costs filters GetScanData by shard), each shard
@@ -84,3 +71,36 @@ export interface ScanRunner {
   /** The project-wide rules (tags, unallocated share, anomalies, commitments) on costs' aggregates. */
   runProjectRules(scan: PlannedScan): Promise<RuleResult[]>;
 }
+
+/** Until the rules are wired: a scan that reads nothing and finds nothing (one shard). */
+export const noRulesRunner: ScanRunner = {
+  plan: async (_work, now) => ({ resources: 0, windowEnd: now }),
+  runShard: async () => ({ resourcesScanned: 0, results: [], resourceIds: [] }),
+  runProjectRules: async () => [],
+};
+
+/**
+ * A runner that reads the whole scan in one shard with `run` (the rules of one process over all the
+ * data): plans every scan as one shard, and leaves nothing to the merge but recording.
+ */
+export const wholeScanRunner = (run: RunRules): ScanRunner => ({
+  plan: async (_work, now) => ({ resources: 0, windowEnd: now }),
+  runShard: async (scan, _shard, progress) => {
+    const outcome = await run(scan, progress);
+    return { ...outcome, resourceIds: outcome.resourceIds ?? [] };
+  },
+  runProjectRules: async () => [],
+});
+
+/** `runner` with a wait of `delayMs` after each shard (a slow shard, for tests and benchmarks). */
+export const slowedBy = (runner: ScanRunner, delayMs: number): ScanRunner =>
+  delayMs <= 0
+    ? runner
+    : {
+        ...runner,
+        runShard: async (scan, shard, progress) => {
+          const outcome = await runner.runShard(scan, shard, progress);
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          return outcome;
+        },
+      };

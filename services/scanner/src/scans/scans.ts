@@ -13,7 +13,14 @@ import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
 import type { KeyedEffect } from '@costgov/runtime';
 import type { ProjectLookup } from './project-lookup';
-import { scanStatuses, toScan, type Scan, type ScanRow } from './scan';
+import {
+  scanStatuses,
+  scanWithProgress,
+  toScan,
+  type Scan,
+  type ScanProgressRow,
+  type ScanRow,
+} from './scan';
 import type { ScanCredits } from './scan-credits';
 
 export interface ListScansInput {
@@ -115,7 +122,7 @@ export function scansFactory({
             credits: cost,
           }),
         });
-        const scan = toScan(rows[0]!);
+        const scan = toScan({ ...rows[0]!, shards_done: 0, shards_scanned: 0 });
         await effect?.record(tx, scan);
         return scan;
       });
@@ -167,10 +174,10 @@ export function scansFactory({
 
   async function getScan(teamId: string, id: string): Promise<Scan> {
     if (!looksLikeId('scan', id)) throw new NotFoundError('Scan', id);
-    const { rows } = await db.query<ScanRow>('SELECT * FROM scans WHERE team_id = $1 AND id = $2', [
-      teamId,
-      id,
-    ]);
+    const { rows } = await db.query<ScanProgressRow>(
+      `SELECT ${scanWithProgress} WHERE s.team_id = $1 AND s.id = $2`,
+      [teamId, id],
+    );
     if (!rows[0]) throw new NotFoundError('Scan', id);
     return toScan(rows[0]);
   }
@@ -182,16 +189,17 @@ export function scansFactory({
     const page = pageOf(input);
     const status = enumFilter('status', input.status, scanStatuses);
     const projectId = textFilter('project_id', input.projectId);
-    const where = ['team_id = $1'];
+    const where = ['s.team_id = $1'];
     const params: unknown[] = [teamId];
-    if (projectId !== undefined) where.push(`project_id = $${params.push(projectId)}`);
-    if (status !== undefined) where.push(`status = $${params.push(status)}`);
+    if (projectId !== undefined) where.push(`s.project_id = $${params.push(projectId)}`);
+    if (status !== undefined) where.push(`s.status = $${params.push(status)}`);
     const filter = where.join(' AND ');
     const { limit, offset } = limitOffset(page);
     const [count, list] = await Promise.all([
-      db.query<{ n: number }>(`SELECT count(*)::int AS n FROM scans WHERE ${filter}`, params),
-      db.query<ScanRow>(
-        `SELECT * FROM scans WHERE ${filter} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      db.query<{ n: number }>(`SELECT count(*)::int AS n FROM scans s WHERE ${filter}`, params),
+      db.query<ScanProgressRow>(
+        `SELECT ${scanWithProgress} WHERE ${filter}
+         ORDER BY s.created_at DESC, s.id DESC LIMIT ${limit} OFFSET ${offset}`,
         params,
       ),
     ]);

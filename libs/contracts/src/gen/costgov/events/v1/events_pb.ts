@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJIpQBChBDb3N0RGF0YUluZ2VzdGVkEhUKDWNvbm5lY3Rpb25faWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRyb3dzGAMgASgDEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIYChBmaXJzdF9jaGFyZ2VfZGF5GAUgASgJEhcKD2xhc3RfY2hhcmdlX2RheRgGIAEoCSJrChFDb25uZWN0aW9uQ2hhbmdlZBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIQCghwcm92aWRlchgEIAEoCRIOCgZzdGF0dXMYBSABKAkirwEKDUJ1ZGdldENoYW5nZWQSEQoJYnVkZ2V0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEg4KBmFtb3VudBgFIAEoARIQCghjdXJyZW5jeRgGIAEoCRIOCgZwZXJpb2QYByABKAkSDgoGc3RhdHVzGAggASgJEhYKDmNoYW5nZWRfZmllbGRzGAkgAygJIpoCChZCdWRnZXRUaHJlc2hvbGRDcm9zc2VkEhEKCWJ1ZGdldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEwoLYnVkZ2V0X25hbWUYBCABKAkSFAoMcHJvamVjdF9uYW1lGAUgASgJEhEKCXRocmVzaG9sZBgGIAEoARIXCg9wZXJjZW50YWdlX3VzZWQYByABKAESFQoNY3VycmVudF9zcGVuZBgIIAEoARIOCgZhbW91bnQYCSABKAESEAoIY3VycmVuY3kYCiABKAkSDgoGcGVyaW9kGAsgASgJEhQKDHBlcmlvZF9zdGFydBgMIAEoCRISCgpwZXJpb2RfZW5kGA0gASgJIpsBChBWaW9sYXRpb25DaGFuZ2VkEhQKDHZpb2xhdGlvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEQoJYnVkZ2V0X2lkGAQgASgJEhAKCHNldmVyaXR5GAUgASgJEg4KBnN0YXR1cxgGIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYByABKAkibgoNU2NhblJlcXVlc3RlZBIPCgdzY2FuX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIPCgdjcmVkaXRzGAUgASgFIpYBCgxTY2FuRmluaXNoZWQSDwoHc2Nhbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEhkKEXJlc291cmNlc19zY2FubmVkGAUgASgFEhYKDmZpbmRpbmdzX2NvdW50GAYgASgFEg0KBWVycm9yGAcgASgJItcBCg5GaW5kaW5nQ2hhbmdlZBISCgpmaW5kaW5nX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIPCgdydWxlX2lkGAQgASgJEhMKC3Jlc291cmNlX2lkGAUgASgJEhAKCHNldmVyaXR5GAYgASgJEg4KBnN0YXR1cxgHIAEoCRImChllc3RpbWF0ZWRfbW9udGhseV9zYXZpbmdzGAggASgBSACIAQFCHAoaX2VzdGltYXRlZF9tb250aGx5X3NhdmluZ3NiBnByb3RvMw',
+    'Ch5jb3N0Z292L2V2ZW50cy92MS9ldmVudHMucHJvdG8SEWNvc3Rnb3YuZXZlbnRzLnYxIoMBCg5Qcm9qZWN0Q2hhbmdlZBISCgpwcm9qZWN0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFgoOY29ubmVjdGlvbl9pZHMYBSADKAkSFgoOY2hhbmdlZF9maWVsZHMYBiADKAkiNQoOUHJvamVjdERlbGV0ZWQSEgoKcHJvamVjdF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJIkkKEUNyZWRlbnRpYWxSZXZva2VkEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRraW5kGAMgASgJIlIKC1VzZXJDaGFuZ2VkEg8KB3VzZXJfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIRCgl1c2VyX25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIIlsKDEdyb3VwQ2hhbmdlZBIQCghncm91cF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRISCgptZW1iZXJfaWRzGAQgAygJIpQBChBDb3N0RGF0YUluZ2VzdGVkEhUKDWNvbm5lY3Rpb25faWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIMCgRyb3dzGAMgASgDEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIYChBmaXJzdF9jaGFyZ2VfZGF5GAUgASgJEhcKD2xhc3RfY2hhcmdlX2RheRgGIAEoCSJrChFDb25uZWN0aW9uQ2hhbmdlZBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIQCghwcm92aWRlchgEIAEoCRIOCgZzdGF0dXMYBSABKAkirwEKDUJ1ZGdldENoYW5nZWQSEQoJYnVkZ2V0X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEg4KBmFtb3VudBgFIAEoARIQCghjdXJyZW5jeRgGIAEoCRIOCgZwZXJpb2QYByABKAkSDgoGc3RhdHVzGAggASgJEhYKDmNoYW5nZWRfZmllbGRzGAkgAygJIpoCChZCdWRnZXRUaHJlc2hvbGRDcm9zc2VkEhEKCWJ1ZGdldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEwoLYnVkZ2V0X25hbWUYBCABKAkSFAoMcHJvamVjdF9uYW1lGAUgASgJEhEKCXRocmVzaG9sZBgGIAEoARIXCg9wZXJjZW50YWdlX3VzZWQYByABKAESFQoNY3VycmVudF9zcGVuZBgIIAEoARIOCgZhbW91bnQYCSABKAESEAoIY3VycmVuY3kYCiABKAkSDgoGcGVyaW9kGAsgASgJEhQKDHBlcmlvZF9zdGFydBgMIAEoCRISCgpwZXJpb2RfZW5kGA0gASgJIpsBChBWaW9sYXRpb25DaGFuZ2VkEhQKDHZpb2xhdGlvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEQoJYnVkZ2V0X2lkGAQgASgJEhAKCHNldmVyaXR5GAUgASgJEg4KBnN0YXR1cxgGIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYByABKAkibgoNU2NhblJlcXVlc3RlZBIPCgdzY2FuX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIWCg5jb25uZWN0aW9uX2lkcxgEIAMoCRIPCgdjcmVkaXRzGAUgASgFInQKElNjYW5TaGFyZFJlcXVlc3RlZBIPCgdzY2FuX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRITCgtzaGFyZF9pbmRleBgEIAEoBRITCgtzaGFyZF9jb3VudBgFIAEoBSJfChJTY2FuTWVyZ2VSZXF1ZXN0ZWQSDwoHc2Nhbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSEwoLc2hhcmRfY291bnQYBCABKAUilgEKDFNjYW5GaW5pc2hlZBIPCgdzY2FuX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSGQoRcmVzb3VyY2VzX3NjYW5uZWQYBSABKAUSFgoOZmluZGluZ3NfY291bnQYBiABKAUSDQoFZXJyb3IYByABKAki1wEKDkZpbmRpbmdDaGFuZ2VkEhIKCmZpbmRpbmdfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3J1bGVfaWQYBCABKAkSEwoLcmVzb3VyY2VfaWQYBSABKAkSEAoIc2V2ZXJpdHkYBiABKAkSDgoGc3RhdHVzGAcgASgJEiYKGWVzdGltYXRlZF9tb250aGx5X3NhdmluZ3MYCCABKAFIAIgBAUIcChpfZXN0aW1hdGVkX21vbnRobHlfc2F2aW5nc2IGcHJvdG8z',
   );
 
 /**
@@ -929,6 +929,146 @@ export const ScanRequestedSchema: GenMessage<ScanRequested, { jsonType: ScanRequ
   messageDesc(file_costgov_events_v1_events, 10);
 
 /**
+ * scanner.scan_shard.requested: one shard of a planned scan, on the scan workers' work queue (any
+ * worker takes any shard). The shard holds the resources whose id hashes to `shard_index` of
+ * `shard_count`; the scan's window and clock are stored with the scan.
+ *
+ * @generated from message costgov.events.v1.ScanShardRequested
+ */
+export type ScanShardRequested = Message<'costgov.events.v1.ScanShardRequested'> & {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: int32 shard_index = 4;
+   */
+  shardIndex: number;
+
+  /**
+   * @generated from field: int32 shard_count = 5;
+   */
+  shardCount: number;
+};
+
+/**
+ * scanner.scan_shard.requested: one shard of a planned scan, on the scan workers' work queue (any
+ * worker takes any shard). The shard holds the resources whose id hashes to `shard_index` of
+ * `shard_count`; the scan's window and clock are stored with the scan.
+ *
+ * @generated from message costgov.events.v1.ScanShardRequested
+ */
+export type ScanShardRequestedJson = {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: int32 shard_index = 4;
+   */
+  shardIndex?: number;
+
+  /**
+   * @generated from field: int32 shard_count = 5;
+   */
+  shardCount?: number;
+};
+
+/**
+ * Describes the message costgov.events.v1.ScanShardRequested.
+ * Use `create(ScanShardRequestedSchema)` to create a new message.
+ */
+export const ScanShardRequestedSchema: GenMessage<ScanShardRequested, { jsonType: ScanShardRequestedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 11);
+
+/**
+ * scanner.scan_merge.requested: every shard of a scan is stored; a worker merges them (the project-wide
+ * rules, the findings recorded once) and completes the scan. Same work queue.
+ *
+ * @generated from message costgov.events.v1.ScanMergeRequested
+ */
+export type ScanMergeRequested = Message<'costgov.events.v1.ScanMergeRequested'> & {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: int32 shard_count = 4;
+   */
+  shardCount: number;
+};
+
+/**
+ * scanner.scan_merge.requested: every shard of a scan is stored; a worker merges them (the project-wide
+ * rules, the findings recorded once) and completes the scan. Same work queue.
+ *
+ * @generated from message costgov.events.v1.ScanMergeRequested
+ */
+export type ScanMergeRequestedJson = {
+  /**
+   * @generated from field: string scan_id = 1;
+   */
+  scanId?: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId?: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId?: string;
+
+  /**
+   * @generated from field: int32 shard_count = 4;
+   */
+  shardCount?: number;
+};
+
+/**
+ * Describes the message costgov.events.v1.ScanMergeRequested.
+ * Use `create(ScanMergeRequestedSchema)` to create a new message.
+ */
+export const ScanMergeRequestedSchema: GenMessage<ScanMergeRequested, { jsonType: ScanMergeRequestedJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_events_v1_events, 12);
+
+/**
  * scanner.scan.completed, scanner.scan.failed
  *
  * @generated from message costgov.events.v1.ScanFinished
@@ -1022,7 +1162,7 @@ export type ScanFinishedJson = {
  */
 export const ScanFinishedSchema: GenMessage<ScanFinished, { jsonType: ScanFinishedJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_events_v1_events, 11);
+  messageDesc(file_costgov_events_v1_events, 13);
 
 /**
  * scanner.finding.created, scanner.finding.updated, scanner.finding.resolved
@@ -1124,4 +1264,4 @@ export type FindingChangedJson = {
  */
 export const FindingChangedSchema: GenMessage<FindingChanged, { jsonType: FindingChangedJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_events_v1_events, 12);
+  messageDesc(file_costgov_events_v1_events, 14);

@@ -1,0 +1,343 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { events, identity, scanner } from '@costgov/contracts';
+import type { Db } from '@costgov/db';
+import { UnavailableError } from '@costgov/errors';
+import { identityModule } from '@costgov/identity';
+import { newId } from '@costgov/ids';
+import { createLogger } from '@costgov/log';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import { startService, type RunningService } from '@costgov/runtime';
+import { eventually, freshDb, testBus } from '@costgov/testing';
+import type { RuleResult } from '../src/findings/record';
+import { scannerModule } from '../src/module';
+import type { ProjectLookup } from '../src/scans/project-lookup';
+import type { PlannedScan, ScanRunner, ShardSpec } from '../src/scans/run-rules';
+import { scanCreditsOverRpc } from '../src/scans/scan-credits';
+
+/*
+ * Sharded scans with stand-in runners over a synthetic estate, two scanner processes' worth of workers in
+ * this process (the API side with a worker, and a second worker) on one database and one work queue.
+ * Runs on the embedded default and on real Postgres and NATS.
+ */
+
+const logger = createLogger('test', 'silent');
+const perShard = 10;
+
+/** A project's synthetic estate: `resources` ids, and how a shard or the merge behaves. */
+interface Estate {
+  resources: string[];
+  /** Called before a shard returns: a test holds, fails or delays shards here. */
+  beforeShard?: (shard: ShardSpec, worker: string) => Promise<void>;
+}
+
+const estates = new Map<string, Estate>();
+const projectIds = new Map<string, string[]>();
+const lookup: ProjectLookup = {
+  async project(_teamId, projectId) {
+    return { id: projectId, status: 'active', connectionIds: projectIds.get(projectId) ?? [] };
+  },
+};
+
+/** The stand-in's shard of a resource: its number modulo the shard count (costs hashes the id). */
+const shardOf = (resource: string, count: number) => Number(resource.split('-').pop()) % count;
+/** Every fourth resource has a problem; the project has one project-wide finding. */
+const flagged = (resource: string) => Number(resource.split('-').pop()) % 4 === 1;
+const resultFor = (ruleId: string, resourceId: string): RuleResult => ({
+  ruleId,
+  resourceId,
+  resourceType: 'instance',
+  severity: 'medium',
+  title: `${ruleId} on ${resourceId}`,
+  description: 'A stand-in finding.',
+  recommendation: 'None.',
+  estimatedMonthlySavings: 1,
+  currency: 'USD',
+});
+
+/** What each worker ran: shards (scan id, index) and merges. */
+const shardRuns: Array<{ scanId: string; index: number; worker: string }> = [];
+const mergeRuns: Array<{ scanId: string; worker: string }> = [];
+
+const standIn = (worker: string): ScanRunner => ({
+  async plan(work) {
+    return { resources: estates.get(work.projectId)!.resources.length, windowEnd: new Date() };
+  },
+  async runShard(scan: PlannedScan, shard, progress) {
+    shardRuns.push({ scanId: scan.scanId, index: shard.index, worker });
+    const estate = estates.get(scan.projectId)!;
+    const mine = estate.resources.filter((r) => shardOf(r, shard.count) === shard.index);
+    progress(mine.length);
+    await estate.beforeShard?.(shard, worker);
+    return {
+      resourcesScanned: mine.length,
+      results: mine.filter(flagged).map((r) => resultFor('idle-public-ip', r)),
+      resourceIds: mine,
+    };
+  },
+  async runProjectRules(scan) {
+    mergeRuns.push({ scanId: scan.scanId, worker });
+    return [resultFor('inconsistent-tag-keys', `project:${scan.projectId}`)];
+  },
+});
+
+let bus: Awaited<ReturnType<typeof testBus>>;
+let identityService: RunningService;
+let identityClient: RpcClient<typeof identity.IdentityService>;
+let api: RunningService;
+let second: RunningService;
+let client: RpcClient<typeof scanner.ScansService>;
+let team: { teamId: string };
+let scannerDb: Db;
+const finished: CloudEvent[] = [];
+
+const scansOptions = (worker: string) => ({
+  projects: lookup,
+  credits: scanCreditsOverRpc(identityClient),
+  runner: standIn(worker),
+  shardResources: perShard,
+  maxShards: 64,
+  concurrency: 1,
+  heartbeatMs: 200,
+  ackWaitMs: 5_000,
+  staleMs: 30_000,
+  retryDeadlineMs: 30_000,
+});
+
+beforeAll(async () => {
+  bus = await testBus(logger);
+  const identityDb = await freshDb('identity');
+  identityService = await startService(identityModule({ onBootstrap: () => undefined }), {
+    logger,
+    bus,
+    env: {},
+    openDb: async () => identityDb,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  identityClient = createRpcClient(identity.IdentityService, `127.0.0.1:${identityService.port}`);
+  team = { teamId: (await identityClient.createTeam({ name: 'sharded', plan: 'team' })).id };
+  await identityClient.grantScanCredits({ teamId: team.teamId, credits: 50n });
+
+  const db = await freshDb('scanner');
+  const shared: Db = { ...db, close: async () => undefined };
+  api = await startService(scannerModule({ scans: { ...scansOptions('worker-a'), mode: 'all' } }), {
+    logger,
+    bus,
+    openDb: async () => shared,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  second = await startService(scannerModule({ scans: { ...scansOptions('worker-b'), mode: 'worker' } }), {
+    logger,
+    bus,
+    openDb: async () => shared,
+    dataDir: 'memory',
+    grpcAddress: '127.0.0.1:0',
+  });
+  client = createRpcClient(scanner.ScansService, `127.0.0.1:${api.port}`);
+  await bus.consume({
+    durable: 'scan_shards_observer',
+    types: ['scanner.scan.completed', 'scanner.scan.failed'],
+    handler: async (event) => void finished.push(event),
+  });
+  scannerDb = db;
+}, 60_000);
+
+afterAll(async () => {
+  client?.close();
+  await second?.stop();
+  await api?.stop();
+  await scannerDb?.close();
+  identityClient?.close();
+  await identityService?.stop();
+  await bus?.close();
+});
+
+const balance = async () => Number((await identityClient.getTeam({ id: team.teamId })).scanCredits);
+const newProject = (resources: number, connections = 2, estate: Omit<Estate, 'resources'> = {}) => {
+  const id = newId('project');
+  projectIds.set(
+    id,
+    Array.from({ length: connections }, () => newId('connection')),
+  );
+  estates.set(id, { resources: Array.from({ length: resources }, (_, i) => `res-${i}`), ...estate });
+  return id;
+};
+const done = (id: string) =>
+  eventually(async () => {
+    const scan = await client.getScan({ id }, team);
+    return scan.status === 'completed' || scan.status === 'failed' ? scan : undefined;
+  }, 20_000);
+const finishEvents = (id: string) => finished.filter((e) => e.subject === id);
+const findingsOf = async (projectId: string) =>
+  (
+    await api.db.query<{ rule_id: string; resource_id: string; scan_id: string; status: string }>(
+      'SELECT rule_id, resource_id, scan_id, status FROM findings WHERE project_id = $1',
+      [projectId],
+    )
+  ).rows;
+const ledger = async (scanId: string) =>
+  (
+    await identityService.db.query<{ credits: string; refunded_at: Date | null }>(
+      'SELECT credits::text, refunded_at FROM scan_credit_debits WHERE scan_id = $1',
+      [scanId],
+    )
+  ).rows;
+
+describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${process.env.NATS_URL ? 'nats' : 'in-process bus'})`, () => {
+  it('splits a scan into shards any worker runs, shows progress, merges once: the union of the findings, one event, credits once', async () => {
+    const resources = 57;
+    const shards = Math.ceil(resources / perShard);
+    let releaseLast!: () => void;
+    const lastHeld = new Promise<void>((resolve) => (releaseLast = resolve));
+    const projectId = newProject(resources, 3, {
+      // The last shard is held until the test has seen the others' progress; every shard takes a while,
+      // so both workers get some.
+      beforeShard: async (shard) => {
+        if (shard.index === shard.count - 1) await lastHeld;
+        else await new Promise((resolve) => setTimeout(resolve, 100));
+      },
+    });
+    const before = await balance();
+    const { id } = await client.createScan({ projectId }, team);
+
+    // Progress while it runs: every shard but the held one stored, their resources counted.
+    const inShard = (index: number) =>
+      estates.get(projectId)!.resources.filter((r) => shardOf(r, shards) === index).length;
+    const progress = await eventually(async () => {
+      const scan = await client.getScan({ id }, team);
+      return scan.shardsDone === shards - 1 ? scan : undefined;
+    }, 20_000);
+    expect(progress).toMatchObject({ status: 'running', shardsTotal: shards });
+    const othersScanned = Array.from({ length: shards - 1 }, (_, i) => inShard(i)).reduce((a, b) => a + b, 0);
+    // The held shard reports its count with its next heartbeat: the sum then covers every resource.
+    expect(progress.resourcesScanned).toBeGreaterThanOrEqual(othersScanned);
+    const reported = await eventually(async () => {
+      const scan = await client.getScan({ id }, team);
+      return scan.resourcesScanned === resources ? scan : undefined;
+    });
+    expect(reported).toMatchObject({ status: 'running', shardsDone: shards - 1 });
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(0);
+    releaseLast();
+
+    const scan = await done(id);
+    expect(scan).toMatchObject({
+      status: 'completed',
+      resourcesScanned: resources,
+      shardsTotal: shards,
+      shardsDone: shards,
+      creditsUsed: 3,
+    });
+    // Each shard ran once, the two workers shared them, and the merge ran once.
+    const runs = shardRuns.filter((r) => r.scanId === id);
+    expect(runs.map((r) => r.index).sort((a, b) => a - b)).toEqual([...Array(shards).keys()]);
+    expect(new Set(runs.map((r) => r.worker))).toEqual(new Set(['worker-a', 'worker-b']));
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
+
+    // The findings: every flagged resource of every shard and the project-wide one, each once.
+    const expected = estates
+      .get(projectId)!
+      .resources.filter(flagged)
+      .map((r) => `idle-public-ip ${r}`)
+      .concat(`inconsistent-tag-keys project:${projectId}`)
+      .sort();
+    const findings = await findingsOf(projectId);
+    expect(findings.map((f) => `${f.rule_id} ${f.resource_id}`).sort()).toEqual(expected);
+    expect(findings.every((f) => f.scan_id === id && f.status === 'open')).toBe(true);
+    expect(scan.findingsCount).toBe(expected.length);
+
+    // One completion event, with the scan's totals; one charge, no refund.
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(finishEvents(id)).toHaveLength(1);
+    expect(decodeEvent(events.ScanFinishedSchema, finishEvents(id)[0]!)).toMatchObject({
+      status: 'completed',
+      resourcesScanned: resources,
+      findingsCount: expected.length,
+    });
+    expect(await ledger(id)).toEqual([{ credits: '3', refunded_at: null }]);
+    expect(await balance()).toBe(before - 3);
+  }, 30_000);
+
+  it('a second sharded scan resolves what the shards no longer see, and only that', async () => {
+    const resources = 30;
+    const projectId = newProject(resources);
+    const first = await done((await client.createScan({ projectId }, team)).id);
+    expect(first.status).toBe('completed');
+    // res-1 is dealt with: the next scan no longer flags it.
+    const estate = estates.get(projectId)!;
+    estates.set(projectId, { ...estate, resources: estate.resources.filter((r) => r !== 'res-1') });
+    const second = await done((await client.createScan({ projectId }, team)).id);
+    expect(second).toMatchObject({ status: 'completed', resourcesScanned: resources - 1, shardsTotal: 3 });
+    const findings = await findingsOf(projectId);
+    const resolved = findings.filter((f) => f.status === 'resolved').map((f) => f.resource_id);
+    expect(resolved).toEqual(['res-1']);
+    const open = findings.filter((f) => f.status === 'open');
+    expect(open).toHaveLength(estate.resources.filter(flagged).length - 1 + 1);
+  }, 30_000);
+
+  it('a shard that fails fails the scan once, with its error, and refunds it once', async () => {
+    const projectId = newProject(35, 2, {
+      beforeShard: async (shard) => {
+        if (shard.index === 1) throw new Error('shard data unreadable');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      },
+    });
+    const before = await balance();
+    const { id } = await client.createScan({ projectId }, team);
+    const scan = await done(id);
+    expect(scan).toMatchObject({
+      status: 'failed',
+      error: 'shard data unreadable',
+      creditsUsed: 0,
+      shardsTotal: 4,
+    });
+    await eventually(async () => ((await balance()) === before ? true : undefined));
+    // The shards still running when it failed store nothing and finish nothing.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.failed']);
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(0);
+    expect(await findingsOf(projectId)).toEqual([]);
+    const [debit] = await ledger(id);
+    expect(debit?.refunded_at).toBeInstanceOf(Date);
+    expect((await identityClient.refundScanCredits({ scanId: id }, team)).applied).toBe(false);
+    expect(await balance()).toBe(before);
+    expect((await client.getScan({ id }, team)).status).toBe('failed');
+  }, 30_000);
+
+  it('a shard that meets an outage is retried alone; the scan completes once with every finding', async () => {
+    let outages = 1;
+    const projectId = newProject(25, 1, {
+      beforeShard: async (shard) => {
+        if (shard.index === 2 && outages-- > 0) throw new UnavailableError();
+      },
+    });
+    const { id } = await client.createScan({ projectId }, team);
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsTotal: 3 });
+    const runs = shardRuns.filter((r) => r.scanId === id).map((r) => r.index);
+    // Shard 2 twice (the outage, then the retry), the others once.
+    expect(runs.sort()).toEqual([0, 1, 2, 2]);
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
+    const flaggedCount = estates.get(projectId)!.resources.filter(flagged).length;
+    expect(scan.findingsCount).toBe(flaggedCount + 1);
+    expect(await findingsOf(projectId)).toHaveLength(flaggedCount + 1);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
+  }, 30_000);
+
+  it('a scan of few resources is one shard, run and merged by the worker that planned it', async () => {
+    const projectId = newProject(perShard - 3);
+    const { id } = await client.createScan({ projectId }, team);
+    const scan = await done(id);
+    expect(scan).toMatchObject({
+      status: 'completed',
+      resourcesScanned: perShard - 3,
+      shardsTotal: 1,
+      shardsDone: 1,
+    });
+    const [run] = shardRuns.filter((r) => r.scanId === id);
+    expect(mergeRuns.filter((m) => m.scanId === id)).toEqual([{ scanId: id, worker: run!.worker }]);
+  });
+});
