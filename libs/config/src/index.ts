@@ -108,6 +108,11 @@ export const baseConfig = z.object({
   /** Size limit of each stream in bytes; 0 is unlimited. A full stream refuses new events (the outbox retries). */
   NATS_STREAM_MAX_BYTES: z.coerce.number().int().min(0).default(0),
   REDIS_URL: optionalUrl,
+  /**
+   * `on`: REDIS_URL is one node (a seed) of a Redis Cluster, reached through ioredis' cluster client,
+   * which learns every master from it; `off`: one Redis server.
+   */
+  REDIS_CLUSTER: z.enum(['on', 'off']).default('off'),
   /** Prefix of NATS subjects and stream names; lets several deployments (or test runs) share one server. */
   EVENT_NAMESPACE: z
     .string()

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import {
+  closeRedisClient,
+  createRedisClient,
+  redactedRedisUrl,
+  redisReady,
+  type RedisClient,
+} from '@costgov/redis';
 import {
   claimOf,
   defaultLockTtlMs,
@@ -12,6 +18,8 @@ import {
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
   url: string;
+  /** The URL is a seed of a Redis Cluster (REDIS_CLUSTER=on); every command and script takes one key. */
+  cluster?: boolean;
   logger: IdempotencyLogger;
   /** Milliseconds a Redis command may take before the claim fails (and a fallback answers). */
   timeoutMs?: number;
@@ -23,10 +31,10 @@ export interface RedisIdempotencyStore extends IdempotencyStore {
   ready(timeoutMs?: number): Promise<void>;
 }
 
-interface StoreClient extends Redis {
+type StoreClient = RedisClient & {
   costgovIdempotencyComplete(key: string, lock: string, record: string, ttlMs: number): Promise<number>;
   costgovIdempotencyRelease(key: string, lock: string): Promise<number>;
-}
+};
 
 // Both act only while the key still holds this request's lock (the value is unique to it): a lock that
 // expired and was claimed by a retry is not overwritten or freed by the request that lost it.
@@ -44,28 +52,27 @@ return 0`;
 
 /**
  * Idempotency records shared by every gateway replica. A claim is one atomic `SET key lock NX PX ttl GET`
- * (Redis 7): it locks a free key, or returns what holds it, in one round trip and without a race. The
- * client never queues: while Redis is down each command fails within `timeoutMs`.
+ * (Redis 7): it locks a free key, or returns what holds it, in one round trip and without a race. Every
+ * command and script takes one key, so it runs on a Redis Cluster as on one server. The client never queues: while Redis is down each command fails within `timeoutMs`.
  */
 export function createRedisIdempotencyStore({
   url,
+  cluster = false,
   logger,
   ttlMs = defaultTtlMs,
   lockTtlMs = defaultLockTtlMs,
   timeoutMs = 500,
   keyPrefix = 'costgov:idem:',
 }: RedisIdempotencyStoreOptions): RedisIdempotencyStore {
-  const client = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: 500,
-    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
+  const client = createRedisClient({
+    url,
+    cluster,
+    timeoutMs,
+    logger,
+    purpose: 'idempotency',
   }) as StoreClient;
   client.defineCommand('costgovIdempotencyComplete', { numberOfKeys: 1, lua: completeScript });
   client.defineCommand('costgovIdempotencyRelease', { numberOfKeys: 1, lua: releaseScript });
-  // Every failed reconnect emits an error; the fallback store logs the outage once.
-  client.on('error', (err: Error) => logger.debug({ err }, 'idempotency redis connection error'));
 
   return {
     async claim(key, fingerprint) {
@@ -109,23 +116,9 @@ export function createRedisIdempotencyStore({
     },
 
     ready(waitMs = 5_000) {
-      if (client.status === 'ready') return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          client.off('ready', onReady);
-          reject(new Error(`idempotency: Redis not ready within ${waitMs} ms`));
-        }, waitMs);
-        const onReady = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        client.once('ready', onReady);
-      });
+      return redisReady(client, waitMs, `idempotency: Redis at ${redactedRedisUrl(url)}`);
     },
 
-    async close() {
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
-    },
+    close: () => closeRedisClient(client),
   };
 }

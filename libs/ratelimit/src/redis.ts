@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import {
+  closeRedisClient,
+  createRedisClient,
+  redactedRedisUrl,
+  redisReady,
+  type RedisClient,
+} from '@costgov/redis';
 import { assertValidPolicy, decide, type Acquisition, type LimiterLogger, type RateLimiter } from './limiter';
 import { acquireScript, renewScript } from './redis-script';
 
 export interface RedisLimiterOptions {
   url: string;
+  /** The URL is a seed of a Redis Cluster (REDIS_CLUSTER=on); a bucket's keys share one slot either way. */
+  cluster?: boolean;
   logger: LimiterLogger;
   /** Milliseconds a lease lives when its gateway never releases it (crashed, partitioned). */
   leaseTtlMs?: number;
@@ -20,7 +28,7 @@ export interface RedisRateLimiter extends RateLimiter {
 
 type AcquireReply = [outcome: number, tokens: string];
 
-interface LimiterClient extends Redis {
+type LimiterClient = RedisClient & {
   costgovAcquire(
     bucketKey: string,
     leasesKey: string,
@@ -31,34 +39,31 @@ interface LimiterClient extends Redis {
     leaseId: string,
   ): Promise<AcquireReply>;
   costgovRenew(leasesKey: string, leaseTtlMs: number, leaseId: string): Promise<number>;
-}
+};
 
 const outcomes = { 0: 'rate', 1: 'allowed', 2: 'concurrency' } as const;
 
 /**
- * The shared limiter of every gateway replica. The client never queues: while Redis is down or slow each
+ * The shared limiter of every gateway replica, on one Redis or a Redis Cluster. The client never queues: while Redis is down or slow each
  * command fails within `timeoutMs`, and the caller (see createFallbackLimiter) answers from elsewhere.
  */
 export function createRedisLimiter({
   url,
+  cluster = false,
   logger,
   leaseTtlMs = 60_000,
   timeoutMs = 5,
   keyPrefix = 'costgov:rl:',
 }: RedisLimiterOptions): RedisRateLimiter {
-  const client = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: 500,
-    // Reconnects in the background, backing off to one attempt a second.
-    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1_000),
+  const client = createRedisClient({
+    url,
+    cluster,
+    timeoutMs,
+    logger,
+    purpose: 'rate limiter',
   }) as LimiterClient;
   client.defineCommand('costgovAcquire', { numberOfKeys: 2, lua: acquireScript });
   client.defineCommand('costgovRenew', { numberOfKeys: 1, lua: renewScript });
-  // Every failed reconnect emits an error; the fallback logs the outage once, so these stay at debug.
-  client.on('error', (err: Error) => logger.debug({ err }, 'rate limiter redis connection error'));
-  client.on('ready', () => logger.debug('rate limiter redis connection ready'));
 
   const release = async (leasesKey: string, leaseId: string) => {
     try {
@@ -118,37 +123,10 @@ export function createRedisLimiter({
       };
     },
 
-    ready(timeoutMs = 5_000) {
-      if (client.status === 'ready') return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          client.off('ready', onReady);
-          reject(new Error(`rate limiter: Redis at ${redactedUrl(url)} not ready within ${timeoutMs} ms`));
-        }, timeoutMs);
-        const onReady = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        client.once('ready', onReady);
-      });
+    ready(waitMs = 5_000) {
+      return redisReady(client, waitMs, `rate limiter: Redis at ${redactedRedisUrl(url)}`);
     },
 
-    async close() {
-      if (client.status === 'ready') {
-        await client.quit().catch(() => client.disconnect());
-      } else {
-        client.disconnect();
-      }
-    },
+    close: () => closeRedisClient(client),
   };
-}
-
-function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the configured URL';
-  }
 }

@@ -12,3 +12,4 @@ export * from './redis';
 export * from './postgres';
 export * from './nats';
 export * from './server-process';
+export * from './redis-cluster';

@@ -14,7 +14,7 @@ import type { GatewayConfig } from './config';
 export async function createLimiter(
   config: Pick<
     GatewayConfig,
-    'REDIS_URL' | 'RATE_LIMIT_REDIS_TIMEOUT_MS' | 'RATE_LIMIT_LEASE_TTL_MS' | 'RATE_LIMIT'
+    'REDIS_URL' | 'REDIS_CLUSTER' | 'RATE_LIMIT_REDIS_TIMEOUT_MS' | 'RATE_LIMIT_LEASE_TTL_MS' | 'RATE_LIMIT'
   >,
   logger: Logger,
 ): Promise<RateLimiter> {
@@ -26,6 +26,7 @@ export async function createLimiter(
   if (!config.REDIS_URL) return fallback;
   const primary = createRedisLimiter({
     url: config.REDIS_URL,
+    cluster: config.REDIS_CLUSTER === 'on',
     logger,
     timeoutMs: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
     leaseTtlMs: config.RATE_LIMIT_LEASE_TTL_MS,

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  captureLogger,
+  eventually,
+  redisClusterBinaries,
+  startRedisCluster,
+  timed,
+  uniqueName,
+  type RedisCluster,
+  type RedisClusterNode,
+} from '@costgov/testing';
+import { createFallbackLimiter } from '../src/fallback';
+import type { LimitPolicy, RateLimiter } from '../src/limiter';
+import { createMemoryLimiter } from '../src/memory';
+import { createRedisLimiter } from '../src/redis';
+
+/**
+ * Issue 19: the limiter on a Redis Cluster of three masters (no replicas) on loopback, two limiter
+ * instances standing for two gateway replicas. The master holding a bucket is killed with SIGKILL: both
+ * keep answering from their per-process limits; once it is started again (same port, same nodes file)
+ * they share one bucket again, without a restart. Runs with the other process tests (REDIS_URL set), on
+ * servers of its own.
+ */
+const runs = Boolean(process.env.REDIS_URL) && redisClusterBinaries() !== undefined;
+
+// Barely refills during the test (one token every 100 s), so a bucket's count is what was taken from it.
+const policy: LimitPolicy = { name: 'cluster', capacity: 20, refillPerSecond: 0.01, concurrency: 1_000 };
+const timeoutMs = 250;
+const keyPrefix = 'costgov:rl:';
+const tokensKey = (key: string) => `${keyPrefix}{${policy.name}:${key}}:tokens`;
+
+interface Instance {
+  limiter: RateLimiter;
+  /** onFallback's calls: true when an outage starts, false when the cluster answers again. */
+  transitions: boolean[];
+}
+
+describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one killed', () => {
+  const { logger } = captureLogger({ level: 'debug' });
+  let cluster: RedisCluster;
+  let instances: Instance[];
+  let victim: RedisClusterNode;
+  /** Buckets whose keys hash to the victim's slots: one per phase, each starting full. */
+  let keys: { before: string; during: string; after: string; probe: string };
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ masters: 3, nodeTimeoutMs: 1_000 });
+    instances = [];
+    for (let i = 0; i < 2; i++) {
+      const transitions: boolean[] = [];
+      const primary = createRedisLimiter({ url: cluster.url, cluster: true, logger, timeoutMs, keyPrefix });
+      await primary.ready(10_000);
+      const limiter = createFallbackLimiter({
+        primary,
+        fallback: createMemoryLimiter(),
+        logger,
+        onFallback: (active) => transitions.push(active),
+      });
+      instances.push({ limiter, transitions });
+    }
+    // The victim is the master of the first bucket; the other buckets are picked on the same master.
+    const first = uniqueName('tenant');
+    victim = await cluster.masterOf(tokensKey(first));
+    const onVictim: string[] = [first];
+    for (let i = 0; onVictim.length < 4; i++) {
+      const candidate = `${first}-${i}`;
+      if ((await cluster.masterOf(tokensKey(candidate))).port === victim.port) onVictim.push(candidate);
+    }
+    const [before, during, after, probe] = onVictim as [string, string, string, string];
+    keys = { before, during, after, probe };
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const { limiter } of instances ?? []) await limiter.close();
+    await cluster?.close();
+  });
+
+  /** Acquires (and releases at once) up to `limit` times; how many were allowed, and the slowest answer. */
+  const take = async ({ limiter }: Instance, key: string, limit: number) => {
+    let allowed = 0;
+    let slowestMs = 0;
+    for (let i = 0; i < limit; i++) {
+      const { value, ms } = await timed(async () => {
+        const acquisition = await limiter.acquire(key, policy);
+        await acquisition.lease?.release();
+        return acquisition.decision;
+      });
+      slowestMs = Math.max(slowestMs, ms);
+      if (value.allowed) allowed++;
+    }
+    return { allowed, slowestMs };
+  };
+
+  /** Two instances consume one bucket: the first takes `half`, the second whatever is left (and more). */
+  const shareOneBucket = async (key: string) => {
+    const half = Math.floor(policy.capacity / 2);
+    const first = await take(instances[0]!, key, half);
+    const second = await take(instances[1]!, key, policy.capacity);
+    return { first: first.allowed, second: second.allowed };
+  };
+
+  it('shares one bucket across two instances while the cluster is healthy', async () => {
+    const { first, second } = await shareOneBucket(keys.before);
+    const half = Math.floor(policy.capacity / 2);
+    expect(first).toBe(half);
+    expect(second).toBe(policy.capacity - half);
+    // The bucket lives on the master the test picked, found there by a plain (non-cluster) client.
+    expect(await victim.admin.exists(tokensKey(keys.before))).toBe(1);
+    for (const { transitions } of instances) expect(transitions).toEqual([]);
+  });
+
+  it('falls back to per-process limits, still answering promptly, when that master is killed', async () => {
+    await victim.kill();
+    const answers = await Promise.all(
+      instances.map((instance) => take(instance, keys.during, policy.capacity)),
+    );
+    // Each instance grants the whole bucket from its own memory: twice what one shared bucket holds.
+    expect(answers.map((answer) => answer.allowed)).toEqual([policy.capacity, policy.capacity]);
+    // The first request of each waited at most the Redis timeout; none waited for the cluster.
+    for (const { slowestMs } of answers) expect(slowestMs).toBeLessThan(timeoutMs + 500);
+    for (const { transitions } of instances) expect(transitions).toEqual([true]);
+  });
+
+  it('keeps falling back once the whole cluster reports CLUSTERDOWN', async () => {
+    // Without a replica to promote, the others mark the victim failed and refuse every slot.
+    const survivor = cluster.nodes.find((node) => node.port !== victim.port)!;
+    await eventually(async () => {
+      expect(String(await survivor.admin.call('CLUSTER', 'INFO'))).toContain('cluster_state:fail');
+      return true;
+    }, 15_000);
+    // A bucket on a master that still runs, refused too.
+    let elsewhere = uniqueName('elsewhere');
+    while ((await cluster.masterOf(tokensKey(elsewhere))).port === victim.port) elsewhere += '-';
+    const answers = await Promise.all(instances.map((instance) => take(instance, elsewhere, 3)));
+    expect(answers.map((answer) => answer.allowed)).toEqual([3, 3]);
+    for (const { transitions } of instances) expect(transitions).toEqual([true]);
+  });
+
+  it('shares limits again once the master is back, without a restart of the instances', async () => {
+    await victim.start();
+    await cluster.healthy();
+    // Each instance tries the cluster again about once a second and leaves the fallback on success.
+    await eventually(async () => {
+      for (const instance of instances) await take(instance, keys.probe, 1);
+      return instances.every(({ transitions }) => transitions.at(-1) === false) ? true : undefined;
+    }, 20_000);
+    for (const { transitions } of instances) expect(transitions).toEqual([true, false]);
+
+    const { first, second } = await shareOneBucket(keys.after);
+    const half = Math.floor(policy.capacity / 2);
+    expect(first).toBe(half);
+    expect(second).toBe(policy.capacity - half);
+    expect(await victim.admin.exists(tokensKey(keys.after))).toBe(1);
+  }, 60_000);
+});
