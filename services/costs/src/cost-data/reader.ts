@@ -205,7 +205,8 @@ export function readFocus(
     const periods = new Set<string>();
     const ranges = new Set<string>();
     let lastRange: [string, string] = ['', ''];
-    const timestamps = new Map<string, string>();
+    /** Timestamps and tags already checked, as stored (one map: a timestamp is never a JSON object). */
+    const checked = new Map<string, string>();
     let firstDay = '';
     let lastDay = '';
     let pending = '';
@@ -225,7 +226,7 @@ export function readFocus(
           const where = at === undefined ? '' : ` (line ${at})`;
           problem(`row ${(header ? row : 0) + index + 1}${where}`, `is not valid CSV (${message})`);
         }
-        const { records, lines } = batch;
+        const { records, lines, plain } = batch;
         for (let position = 0; position < records.length; position++) {
           const record = records[position]!;
           if (!header) {
@@ -256,7 +257,7 @@ export function readFocus(
           for (let i = 0; i < record.length; i++) {
             const value = record[i]!;
             if (value === 'NULL' || value === 'null') record[i] = '';
-            else if (value.includes('\0')) {
+            else if (!plain && value.includes('\0')) {
               problem(where(row, physical, header[i]), 'contains a NUL character');
               fine = false;
             }
@@ -270,9 +271,11 @@ export function readFocus(
               }
               continue;
             }
-            if (column.kind === 'datetime') {
-              // Periods repeat on every row (and charge hours often): each distinct one is checked once.
-              const known = timestamps.get(value);
+            const remembered = column.kind === 'datetime' || column.kind === 'tags';
+            if (remembered) {
+              // Periods repeat on every row, charge hours and a resource's tags often: each distinct
+              // one is checked once (of the last 10,000).
+              const known = checked.get(value);
               if (known !== undefined) {
                 record[column.index] = known;
                 continue;
@@ -282,11 +285,10 @@ export function readFocus(
             if (wrong) {
               problem(where(row, physical, column.name), wrong);
               fine = false;
-            } else if (column.kind === 'datetime') {
-              if (timestamps.size >= 10_000) timestamps.clear();
-              timestamps.set(value, (record[column.index] = timestampForCopy(value)));
-            } else if (column.kind === 'tags') {
-              record[column.index] = tagsStored(value);
+            } else if (remembered) {
+              if (checked.size >= 10_000) checked.clear();
+              const stored = column.kind === 'datetime' ? timestampForCopy(value) : tagsStored(value);
+              checked.set(value, (record[column.index] = stored));
             }
           }
           if (!fine || problems.length > 0) continue; // checking goes on; storing has stopped
@@ -303,8 +305,14 @@ export function readFocus(
           if (day > lastDay) lastDay = day;
           for (let c = 0; c < sources.length; c++) {
             const index = sources[c]!;
-            const value = index < 0 ? '' : record[index]!;
-            line[c] = copyField(value === '' ? null : (canonical[c]?.get(value.toLowerCase()) ?? value));
+            let value = index < 0 ? '' : record[index]!;
+            if (value === '') {
+              line[c] = '\\N';
+              continue;
+            }
+            const allowed = canonical[c];
+            if (allowed) value = allowed.get(value.toLowerCase()) ?? value;
+            line[c] = plain ? value : copyField(value);
           }
           line[0] = period; // the billing period is kept as its UTC start date
           pending += line.join('\t') + '\n';
