@@ -63,7 +63,7 @@ const cpuSpent = (before: number[], after: number[]) =>
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
 
-function latencyOf(ms: number[]): Latency {
+export function latencyOf(ms: number[]): Latency {
   const sorted = [...ms].sort((a, b) => a - b);
   return {
     calls: ms.length,
@@ -88,7 +88,7 @@ function rssMiB(pid: number): number {
  * reading, and the highest of each quarter of the time watched (memory that grows with the rows read
  * would climb from quarter to quarter; a heap that settles does not).
  */
-function watchMemory(pids: Record<string, number>) {
+export function watchMemory(pids: Record<string, number>) {
   const names = Object.keys(pids);
   const read = () => Object.fromEntries(names.map((name) => [name, rssMiB(pids[name]!)]));
   const before = read();
@@ -301,6 +301,11 @@ export function costsSection(settings: CostsSettings) {
     try {
       const resources = Math.ceil(rows / month.hours);
       const batch = 1_000_000;
+      // Raw rows go into their connection's partition of the period (costs migration 0006).
+      await client.query('SELECT costs.cost_records_partition($1, $2::date)', [
+        connectionId,
+        `${month.month}-01`,
+      ]);
       for (let first = 0; first < rows; first += batch) {
         const last = Math.min(rows, first + batch) - 1;
         progress(`inserting cost records ${first + 1}..${last + 1} of ${rows}`);

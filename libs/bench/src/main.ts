@@ -8,7 +8,11 @@
  *    evaluation over 10,000,000 cost records, and the time from an upload to its violation (NATS);
  * 6. scanner: one scan over a 1,000,000-row FOCUS upload, 100 small scans with one and two worker processes,
  *    and the cost-posture read p99 at 20 connections (NATS).
- * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim, costs, scanner) runs only those.
+ * 7. large-tenant (not in the default set: about half an hour): a month of 10,000,000 FOCUS rows over 100,000
+ *    resources through REST, its restatement, one scan with 1, 2 and 4 quarter-core workers, budget
+ *    evaluation (NATS; see ./large-tenant.ts).
+ * BENCH_SECTIONS (comma-separated: projects, ratelimit, limiter, scim, costs, scanner, large-tenant) runs
+ * only those.
  * Progress goes to stderr; a table per section and one `BENCH_RESULT {...}` line to stdout.
  */
 import os from 'node:os';
@@ -39,6 +43,8 @@ import {
 import { printScanner, type ScannerResult } from './scanner-report';
 import { scimSection } from './scim';
 import { natsReachable, scannerSection } from './scanner';
+import { largeTenantSection } from './large-tenant';
+import { printLargeTenant, type LargeTenantResult } from './large-tenant-report';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -51,6 +57,14 @@ const evalRows = positiveInt('BENCH_EVAL_ROWS', 10_000_000);
 const violationRuns = positiveInt('BENCH_VIOLATION_RUNS', 50);
 const scanRows = positiveInt('BENCH_SCAN_ROWS', 1_000_000);
 const smallScans = positiveInt('BENCH_SMALL_SCANS', 100);
+const largeRows = positiveInt('BENCH_LARGE_ROWS', 10_000_000);
+const largeResources = positiveInt('BENCH_LARGE_RESOURCES', 100_000);
+const largeWorkers = (process.env.BENCH_LARGE_WORKERS ?? '1,2,4').split(',').map(Number);
+if (!largeWorkers.every((count) => Number.isInteger(count) && count > 0))
+  throw new Error(
+    `BENCH_LARGE_WORKERS must be worker counts, e.g. 1,2,4, not '${process.env.BENCH_LARGE_WORKERS}'`,
+  );
+const largeWorkerQuotaUs = positiveInt('BENCH_LARGE_WORKER_QUOTA_US', 25_000);
 const settings = { durationSeconds, warmUpSeconds };
 const seededProjects = 1_000;
 /** The bootstrap key of team `default`: the prefix and 40 base62 characters. */
@@ -63,11 +77,20 @@ const redisOnlyTimeoutMs = 1_000;
 /** Acquisitions of the limiter latency runs, and how many are in flight in the concurrent one. */
 const limiterAcquisitions = 5_000;
 const limiterInFlight = 50;
-/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all six by default. */
-const sectionNames = ['projects', 'ratelimit', 'limiter', 'scim', 'costs', 'scanner'] as const;
+/** BENCH_SECTIONS (e.g. `projects`) runs only the sections named; all but large-tenant by default. */
+const sectionNames = [
+  'projects',
+  'ratelimit',
+  'limiter',
+  'scim',
+  'costs',
+  'scanner',
+  'large-tenant',
+] as const;
 type Section = (typeof sectionNames)[number];
+const defaultSections = sectionNames.filter((name) => name !== 'large-tenant');
 const sections = new Set(
-  (process.env.BENCH_SECTIONS ?? sectionNames.join(','))
+  (process.env.BENCH_SECTIONS ?? defaultSections.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean),
@@ -215,7 +238,7 @@ async function main(): Promise<void> {
     }
     // The scanner section needs NATS (its workers take scans from JetStream): NATS_URL, else BENCH_NATS_URL.
     let scannerSkipped: string | undefined;
-    if (runs('scanner')) {
+    if (runs('scanner') || runs('large-tenant')) {
       const natsUrl = process.env.NATS_URL ?? process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
       if (await natsReachable(natsUrl)) process.env.NATS_URL = natsUrl;
       else {
@@ -234,7 +257,7 @@ async function main(): Promise<void> {
         namespace: uniqueName('bench'),
         apiKey,
         // With the scanner section, the scanner process serves the API only: the section starts its workers.
-        extra: runs('scanner') && !scannerSkipped ? { SCANNER_MODE: 'api' } : {},
+        extra: (runs('scanner') || runs('large-tenant')) && !scannerSkipped ? { SCANNER_MODE: 'api' } : {},
       },
       procs,
     );
@@ -411,7 +434,25 @@ async function main(): Promise<void> {
           })();
       printScanner(scanner);
     }
-    printResult({ ...projects, rateLimit, limiter, scim, costs, scanner });
+    let largeTenant: LargeTenantResult | { skipped: string } | undefined;
+    if (runs('large-tenant')) {
+      largeTenant = scannerSkipped
+        ? { skipped: scannerSkipped }
+        : await largeTenantSection({
+            backends,
+            costsPid: pidOf('costs')!,
+            databaseUrl,
+            teamId,
+            apiKey,
+            rows: largeRows,
+            resources: largeResources,
+            workerCounts: largeWorkers,
+            workerQuotaUs: largeWorkerQuotaUs,
+            procs,
+          })();
+      printLargeTenant(largeTenant);
+    }
+    printResult({ ...projects, rateLimit, limiter, scim, costs, scanner, largeTenant });
     failed = false;
   } finally {
     // What the processes logged (warnings and errors) usually says why a run failed.

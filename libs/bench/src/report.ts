@@ -1,5 +1,6 @@
 import type autocannon from 'autocannon';
 import type { ScannerResult } from './scanner-report';
+import type { LargeTenantResult } from './large-tenant-report';
 
 export interface Figures {
   requestsPerSecond: number;
@@ -543,6 +544,7 @@ export interface AllResults extends Partial<BenchResult> {
   scim?: ScimResult;
   costs?: CostsResult;
   scanner?: ScannerResult | { skipped: string };
+  largeTenant?: LargeTenantResult | { skipped: string };
 }
 
 /** Every figure of the run as one `BENCH_RESULT {...}` line. */
