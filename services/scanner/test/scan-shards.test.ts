@@ -41,6 +41,11 @@ const lookup: ProjectLookup = {
 
 /** The stand-in's shard of a resource: its number modulo the shard count (costs hashes the id). */
 const shardOf = (resource: string, count: number) => Number(resource.split('-').pop()) % count;
+/** A resource's stand-in cost: highest in the middle of the estate, so no shard's edge decides it. */
+const costOf = (resource: string) => {
+  const n = Number(resource.split('-').pop());
+  return 1_000 - Math.abs(n - 23) * 7;
+};
 /** Every fourth resource has a problem; the project has one project-wide finding. */
 const flagged = (resource: string) => Number(resource.split('-').pop()) % 4 === 1;
 const resultFor = (ruleId: string, resourceId: string): RuleResult => ({
@@ -73,11 +78,18 @@ const standIn = (worker: string): ScanRunner => ({
       resourcesScanned: mine.length,
       results: mine.filter(flagged).map((r) => resultFor('idle-public-ip', r)),
       resourceIds: mine,
+      // Left to the merge: the shard's costliest resource, judged against every shard's.
+      pending: { costliest: mine.reduce((top, r) => (costOf(r) > costOf(top) ? r : top)) },
     };
   },
-  async runProjectRules(scan) {
+  async runProjectRules(scan, pending: ReadonlyArray<{ costliest: string }>) {
     mergeRuns.push({ scanId: scan.scanId, worker });
-    return [resultFor('inconsistent-tag-keys', `project:${scan.projectId}`)];
+    const candidates = pending.map((p) => p.costliest);
+    const costliest = candidates.reduce((top, r) => (costOf(r) > costOf(top) ? r : top));
+    return [
+      resultFor('inconsistent-tag-keys', `project:${scan.projectId}`),
+      resultFor('costliest-of-scan', costliest),
+    ];
   },
 });
 
@@ -241,6 +253,9 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
       .resources.filter(flagged)
       .map((r) => `idle-public-ip ${r}`)
       .concat(`inconsistent-tag-keys project:${projectId}`)
+      .concat(
+        `costliest-of-scan ${estates.get(projectId)!.resources.reduce((top, r) => (costOf(r) > costOf(top) ? r : top))}`,
+      )
       .sort();
     const findings = await findingsOf(projectId);
     expect(findings.map((f) => `${f.rule_id} ${f.resource_id}`).sort()).toEqual(expected);
@@ -274,7 +289,8 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     const resolved = findings.filter((f) => f.status === 'resolved').map((f) => f.resource_id);
     expect(resolved).toEqual(['res-1']);
     const open = findings.filter((f) => f.status === 'open');
-    expect(open).toHaveLength(estate.resources.filter(flagged).length - 1 + 1);
+    // The flagged resources left, the project-wide finding and the costliest resource's.
+    expect(open).toHaveLength(estate.resources.filter(flagged).length - 1 + 2);
   }, 30_000);
 
   it('a shard that fails fails the scan once, with its error, and refunds it once', async () => {
@@ -321,8 +337,8 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect(runs.sort()).toEqual([0, 1, 2, 2]);
     expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
     const flaggedCount = estates.get(projectId)!.resources.filter(flagged).length;
-    expect(scan.findingsCount).toBe(flaggedCount + 1);
-    expect(await findingsOf(projectId)).toHaveLength(flaggedCount + 1);
+    expect(scan.findingsCount).toBe(flaggedCount + 2);
+    expect(await findingsOf(projectId)).toHaveLength(flaggedCount + 2);
     await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
     expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
   }, 30_000);

@@ -53,6 +53,11 @@ export interface ShardOutcome {
   results: RuleResult[];
   /** Every resource id of the shard (all pages), for recording which findings the scan dealt with. */
   resourceIds: string[];
+  /**
+   * What the shard leaves for the merge to judge with the whole scan (runner-defined, stored as JSON with
+   * the shard and handed back to `runProjectRules`); none when nothing is left.
+   */
+  pending?: unknown;
 }
 
 /**
@@ -68,8 +73,12 @@ export interface ScanRunner {
     shard: ShardSpec,
     progress: (resourcesScanned: number) => void,
   ): Promise<ShardOutcome>;
-  /** The project-wide rules (tags, unallocated share, anomalies, commitments) on costs' aggregates. */
-  runProjectRules(scan: PlannedScan): Promise<RuleResult[]>;
+  /**
+   * The project-wide rules (tags, unallocated share, anomalies, commitments) on costs' aggregates, with
+   * every shard's `pending` (in shard order; those that left none are not there). The worker hands back,
+   * unread, what the runner's shards left, so each runner names its own type (`never` here admits any).
+   */
+  runProjectRules(scan: PlannedScan, pending: readonly never[]): Promise<RuleResult[]>;
 }
 
 /** Until the rules are wired: a scan that reads nothing and finds nothing (one shard). */

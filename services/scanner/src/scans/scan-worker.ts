@@ -198,7 +198,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       if (locked.rows[0]?.status !== 'running') return 'lost'; // failed or swept meanwhile
       const stored = await tx.query(
         `UPDATE scan_shards SET status = 'done', resources_scanned = $4, results = $5::jsonb, resource_ids = $6,
-           heartbeat_at = $7, completed_at = $7
+           pending = $8::jsonb, heartbeat_at = $7, completed_at = $7
          WHERE scan_id = $1 AND shard_index = $2 AND worker_id = $3 AND status = 'running'
          RETURNING shard_index`,
         [
@@ -209,6 +209,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
           JSON.stringify(outcome.results),
           outcome.resourceIds,
           at,
+          outcome.pending === undefined ? null : JSON.stringify(outcome.pending),
         ],
       );
       if (stored.rows.length === 0) return 'lost'; // taken over: that run stores it
@@ -264,9 +265,10 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       );
       await tx.query('UPDATE scans SET findings_count = $2 WHERE id = $1', [scan.id, findingsCount]);
       // The findings hold them now: the shards' copies would only weigh on the table.
-      await tx.query('UPDATE scan_shards SET results = NULL, resource_ids = NULL WHERE scan_id = $1', [
-        scan.id,
-      ]);
+      await tx.query(
+        'UPDATE scan_shards SET results = NULL, resource_ids = NULL, pending = NULL WHERE scan_id = $1',
+        [scan.id],
+      );
       await publishScanFinished(outbox, tx, { ...rows[0], findings_count: findingsCount });
       return true;
     });
@@ -440,7 +442,15 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
 
   /** The merge, by the run holding the scan: the project-wide rules, then the scan completed once. */
   async function merge(scan: ScanRow, runId: string): Promise<void> {
-    const projectResults = await runner.runProjectRules(plannedOf(scan));
+    const { rows } = await db.query<{ pending: unknown }>(
+      'SELECT pending FROM scan_shards WHERE scan_id = $1 AND pending IS NOT NULL ORDER BY shard_index',
+      [scan.id],
+    );
+    const projectResults = await runner.runProjectRules(
+      plannedOf(scan),
+      // As the runner's shards left them (JSON): the runner reads its own type back.
+      rows.map((row) => row.pending) as never[],
+    );
     const done = await complete(scan, runId, projectResults);
     log.info(
       { scan_id: scan.id, run_id: runId, shards: scan.shards_total, completed: done },

@@ -17,10 +17,12 @@ CREATE TABLE scan_shards (
   worker_id text,
   heartbeat_at timestamptz,
   resources_scanned integer NOT NULL DEFAULT 0,
-  -- The per-resource rules' results (RuleResult[]) and every resource id the shard read, kept until the
-  -- merge records the scan's findings from all shards at once.
+  -- The per-resource rules' results (RuleResult[]), every resource id the shard read, and what it left
+  -- for the merge to judge with the whole scan (the runner's `pending`), kept until the merge records
+  -- the scan's findings from all shards at once.
   results jsonb,
   resource_ids text[],
+  pending jsonb,
   started_at timestamptz,
   completed_at timestamptz,
   PRIMARY KEY (scan_id, shard_index)
