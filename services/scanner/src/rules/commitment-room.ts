@@ -1,4 +1,4 @@
-import type { ScanData } from './types';
+import type { ScanAggregates, ScanResource } from './types';
 import { connectionEnd, coveredDays, goneAfterDays, perMonth } from './window';
 
 const dayMs = 86_400_000;
@@ -8,33 +8,55 @@ const dayMs = 86_400_000;
  * rows' cost per covered day of each commitment times 30.44 (as commitments-unused counts it), summed
  * per connection; a commitment last billed more than `goneAfterDays` before its connection's data ends
  * has expired and leaves nothing. Unused rows whose commitment the data does not name count through the
- * resource that carries them.
+ * resource that carries them: `unnamedUnused` (per connection, `unnamedUnusedOf` of every resource of
+ * the scan, added up page by page in the scan's summary).
  *
  * That money is already paid and already counted as commitments-unused's savings: usage moved onto the
  * commitment saves it once, and modernising usage the commitment covers only frees more of it.
  */
-export function unusedCommitmentByConnection(data: ScanData, now?: Date): Map<string, number> {
+export function unusedCommitmentByConnection(
+  data: ScanAggregates,
+  unnamedUnused: Record<string, number>,
+  now?: Date,
+): Map<string, number> {
   const unused = new Map<string, number>();
-  const add = (connectionId: string, amount: number) =>
-    unused.set(connectionId, (unused.get(connectionId) ?? 0) + amount);
-  const named = new Set<string>();
   for (const commitment of data.commitments) {
-    named.add(`${commitment.connectionId}/${commitment.commitmentDiscountId}`);
     if (commitment.unusedCost <= 0) continue;
-    const gap = connectionEnd(data, commitment.connectionId, now) - Date.parse(commitment.lastSeen);
-    if (gap > goneAfterDays * dayMs) continue;
-    add(commitment.connectionId, perMonth(commitment.unusedCost, coveredDays(commitment)));
+    if (gone(data, commitment, now)) continue;
+    unused.set(
+      commitment.connectionId,
+      (unused.get(commitment.connectionId) ?? 0) + perMonth(commitment.unusedCost, coveredDays(commitment)),
+    );
   }
-  for (const resource of data.resources) {
+  for (const [connectionId, amount] of Object.entries(unnamedUnused))
+    unused.set(connectionId, (unused.get(connectionId) ?? 0) + amount);
+  return unused;
+}
+
+/** Per connection: the monthly unused commitment `resources` carry whose commitment the data does not name. */
+export function unnamedUnusedOf(
+  resources: readonly ScanResource[],
+  data: ScanAggregates,
+  now?: Date,
+): Record<string, number> {
+  const named = new Set(data.commitments.map((c) => `${c.connectionId}/${c.commitmentDiscountId}`));
+  const unused: Record<string, number> = {};
+  for (const resource of resources) {
     if (resource.unusedCommitmentCost <= 0) continue;
     if (
       named.has(`${resource.connectionId}/${resource.commitmentDiscountId}`) ||
       named.has(`${resource.connectionId}/${resource.resourceId}`)
     )
       continue;
-    const gap = connectionEnd(data, resource.connectionId, now) - Date.parse(resource.lastSeen);
-    if (gap > goneAfterDays * dayMs) continue;
-    add(resource.connectionId, perMonth(resource.unusedCommitmentCost, coveredDays(resource)));
+    if (gone(data, resource, now)) continue;
+    unused[resource.connectionId] =
+      (unused[resource.connectionId] ?? 0) + perMonth(resource.unusedCommitmentCost, coveredDays(resource));
   }
   return unused;
 }
+
+const gone = (
+  data: ScanAggregates,
+  item: { connectionId: string; lastSeen: string },
+  now: Date | undefined,
+) => connectionEnd(data, item.connectionId, now) - Date.parse(item.lastSeen) > goneAfterDays * dayMs;

@@ -1,3 +1,4 @@
+import { defineRule } from './define';
 import {
   anomaliesOf,
   anomalySeverity,
@@ -9,7 +10,6 @@ import {
   usageSeries,
   type Anomaly,
 } from './baseline';
-import type { Rule } from './types';
 import { money } from './window';
 
 /**
@@ -38,7 +38,7 @@ function latestSpike(
 }
 
 /** A connection's day of usage-based spend far above its trailing 14-day baseline (the latest such day). */
-export const dailyCostAnomaly: Rule = {
+export const dailyCostAnomaly = defineRule({
   id: 'spend-daily-anomaly',
   severity: 'high',
   category: 'spend',
@@ -49,7 +49,7 @@ export const dailyCostAnomaly: Rule = {
   needs: `${minHistoryDays} days of usage-based spend before the day judged, of each service counted; only days the connection's data covers count (days before its data begins and a month without an upload are not zeros).`,
   savings: 'none: a spike is a cost already incurred.',
   neverFlags: `Recurring fees, one-time purchases, taxes, credits and adjustments (only usage-based charges form the series); a connection's first ${minHistoryDays} days; a service's first ${minHistoryDays} days (a new service is not a spike of its connection); a rise below the team's minimum daily impact (default 50 USD in the data's currency, converted).`,
-  evaluate(data, { currency, minDailyImpact }) {
+  project(data, { currency, minDailyImpact }) {
     const connections = usageSeries(data.daily, (row) => row.connectionId);
     return [...connections].flatMap(([connectionId, { rows }]) => {
       const services = [...usageSeries(rows, (row) => row.serviceName).values()];
@@ -71,4 +71,4 @@ export const dailyCostAnomaly: Rule = {
       ];
     });
   },
-};
+});

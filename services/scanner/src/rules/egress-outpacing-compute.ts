@@ -1,5 +1,5 @@
+import { defineRule } from './define';
 import { byConnection, dailyAverageByMonth, epsilon, lastMonthGrowth } from './monthly-growth';
-import type { Rule } from './types';
 import { money } from './window';
 
 const minGrowth = 0.25;
@@ -7,7 +7,7 @@ const minGrowth = 0.25;
 const minLead = 0.2;
 
 /** Data transfer cost of a connection growing faster than its compute. */
-export const egressOutpacingCompute: Rule = {
+export const egressOutpacingCompute = defineRule({
   id: 'network-egress-outpacing-compute',
   severity: 'medium',
   category: 'network',
@@ -20,7 +20,7 @@ export const egressOutpacingCompute: Rule = {
     'At least 7 days of data in each of two consecutive calendar months; usage priced per GB outside storage services.',
   savings: 'none: the growth is stated, not a saving.',
   neverFlags: 'Egress growing with compute (less than 20 points faster); a single month of data.',
-  evaluate(data, { currency }) {
+  project(data, { currency }) {
     return [...byConnection(data.daily)].flatMap(([connectionId, rows]) => {
       const egress = lastMonthGrowth(dailyAverageByMonth(rows, (row) => row.dataTransferCost));
       if (!egress || egress.growth < minGrowth - epsilon) return [];
@@ -46,4 +46,4 @@ export const egressOutpacingCompute: Rule = {
       ];
     });
   },
-};
+});

@@ -1,11 +1,11 @@
-import type { Rule } from './types';
+import { defineRule } from './define';
 import { coveredDays, money, perMonth, projectedDays, resourceTypeOf, spanText } from './window';
 
 /** Charges for running an engine or runtime past its standard support (RDS, EKS, ... Extended Support). */
 const extendedSupport = /\bextended support\b/i;
 
 /** A resource paying extended-support charges for an out-of-support version. */
-export const extendedSupportCharges: Rule = {
+export const extendedSupportCharges = defineRule({
   id: 'spend-extended-support',
   severity: 'high',
   category: 'spend',
@@ -18,7 +18,7 @@ export const extendedSupportCharges: Rule = {
   savings:
     "The extended-support rows' cost per covered day (first to last seen of the resource) times 30.44 (the resource's whole cost only when its costliest charge is the surcharge and costs did not single the rows out); capped with the resource's other findings at its monthly cost.",
   neverFlags: 'Resources on a supported version.',
-  evaluate(data, { currency }) {
+  resources(data, { currency }) {
     return data.resources.flatMap((resource) => {
       // Costs sums the rows whose ChargeDescription names extended support (extendedSupportCost): the
       // surcharge is seldom the resource's costliest charge (the instance beneath it is). A resource
@@ -44,4 +44,4 @@ export const extendedSupportCharges: Rule = {
       ];
     });
   },
-};
+});

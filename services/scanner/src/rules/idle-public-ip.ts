@@ -1,11 +1,11 @@
-import type { Rule } from './types';
+import { defineRule } from './define';
 import { coveredDays, money, monthlyCostOf, projectedDays, spanText } from './window';
 
 /** Providers describe the hourly charge of an address attached to nothing as "idle" (AWS: Idle public IPv4 address). */
 const idleAddress = /\bidle\b.*\b(ip|ipv4|ipv6|address)\b/i;
 
 /** A public IP address billed while attached to nothing. */
-export const idlePublicIp: Rule = {
+export const idlePublicIp = defineRule({
   id: 'network-idle-public-ip',
   severity: 'low',
   category: 'network',
@@ -15,7 +15,7 @@ export const idlePublicIp: Rule = {
   needs: 'A charge description naming an idle address (AWS "Idle public IPv4 address"); any number of days.',
   savings: 'What the address cost per covered day (first to last seen) times 30.44.',
   neverFlags: 'Addresses attached to a running resource (billed as in use).',
-  evaluate(data, { currency }) {
+  resources(data, { currency }) {
     return data.resources.flatMap((resource) => {
       if (!idleAddress.test(resource.chargeDescription)) return [];
       const days = coveredDays(resource);
@@ -36,4 +36,4 @@ export const idlePublicIp: Rule = {
       ];
     });
   },
-};
+});

@@ -1,5 +1,5 @@
+import { defineRule } from './define';
 import { canonicalKey, tagKeyOf } from './spelling';
-import type { Rule } from './types';
 
 const byCount = (a: [string, number], b: [string, number]) => b[1] - a[1] || a[0].localeCompare(b[0]);
 
@@ -8,7 +8,7 @@ const byCount = (a: [string, number], b: [string, number]) => b[1] - a[1] || a[0
  * differ only by case or by `-`, `_` and spaces are one key (tagKeyOf), as for the required keys: a
  * Google Cloud `environment` beside an AWS `Environment` is not an inconsistency.
  */
-export const inconsistentTagKeys: Rule = {
+export const inconsistentTagKeys = defineRule({
   id: 'tags-inconsistent-keys',
   severity: 'low',
   category: 'tags',
@@ -23,7 +23,7 @@ export const inconsistentTagKeys: Rule = {
   neverFlags:
     'Keys that differ only by case or by `-`, `_` and spaces (`Environment` and `environment`, `CostCenter` ' +
     'and `cost-center`), or unrelated keys.',
-  evaluate(data, { currency }) {
+  project(data, { currency }) {
     // Meaning -> key as compared -> spelling as written -> resources.
     const meanings = new Map<string, Map<string, Map<string, number>>>();
     for (const usage of data.tagUsage) {
@@ -62,4 +62,4 @@ export const inconsistentTagKeys: Rule = {
         };
       });
   },
-};
+});

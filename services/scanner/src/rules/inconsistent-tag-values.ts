@@ -1,12 +1,12 @@
+import { defineRule } from './define';
 import { canonicalValue, tagKeyOf } from './spelling';
-import type { Rule } from './types';
 
 /**
  * One value of a tag spelled several ways (`prod`, `Production`): reports split the cost. The key is
  * compared as tagKeyOf does (case, `-`, `_` and spaces aside), so `Environment=prod` and
  * `environment=Production` are one key with two spellings of one value.
  */
-export const inconsistentTagValues: Rule = {
+export const inconsistentTagValues = defineRule({
   id: 'tags-inconsistent-values',
   severity: 'low',
   category: 'tags',
@@ -19,7 +19,7 @@ export const inconsistentTagValues: Rule = {
   needs: 'Tags of the rows in the window; no history.',
   savings: 'none',
   neverFlags: 'Empty values, or one value used under different keys (`env=prod` beside `tier=production`).',
-  evaluate(data, { currency }) {
+  project(data, { currency }) {
     const spellings = new Map<
       string,
       { keys: Map<string, number>; canonical: string; values: Map<string, number> }
@@ -55,4 +55,4 @@ export const inconsistentTagValues: Rule = {
         };
       });
   },
-};
+});

@@ -1,10 +1,10 @@
+import { defineRule } from './define';
 import { tagKeyOf } from './spelling';
-import type { Rule } from './types';
 import { untaggableCategories } from './taggable';
 import { resourceTypeOf } from './window';
 
 /** A resource that lacks one of the team's required tag keys (or carries it empty). */
-export const missingRequiredTags: Rule = {
+export const missingRequiredTags = defineRule({
   id: 'tags-missing-required',
   severity: 'medium',
   category: 'tags',
@@ -21,7 +21,7 @@ export const missingRequiredTags: Rule = {
   neverFlags:
     'A resource whose charge cannot carry tags (ChargeCategory Tax, Credit, Purchase or Adjustment), charges ' +
     'without a ResourceId, or a key present in another case or with other separators.',
-  evaluate(data, { requiredTags, currency }) {
+  resources(data, { requiredTags, currency }) {
     // One required key per normalised form, in the team's spelling of its first occurrence.
     const seen = new Set<string>();
     const wanted = requiredTags.filter((key) => !seen.has(tagKeyOf(key)) && seen.add(tagKeyOf(key)));
@@ -49,4 +49,4 @@ export const missingRequiredTags: Rule = {
       ];
     });
   },
-};
+});

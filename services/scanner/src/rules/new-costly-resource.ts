@@ -1,4 +1,4 @@
-import type { Rule } from './types';
+import { defineRule } from './define';
 import {
   connectionEnd,
   dataDays,
@@ -18,7 +18,7 @@ const minShare = 0.05;
 const dayMs = 86_400_000;
 
 /** A resource first billed in the last 7 days whose run rate is already a sizeable part of the bill. */
-export const newCostlyResource: Rule = {
+export const newCostlyResource = defineRule({
   id: 'spend-new-costly-resource',
   severity: 'medium',
   category: 'spend',
@@ -30,7 +30,7 @@ export const newCostlyResource: Rule = {
   savings: 'none: the run rate is stated, not a saving.',
   neverFlags:
     'Resources whose costliest charge is not usage (one-time purchases, recurring fees, taxes, credits); resources seen on fewer than 3 days.',
-  evaluate(data, { currency, now }) {
+  resources(data, { currency, now }) {
     if (dataDays(data) <= 2 * recentDays) return [];
     const { start } = dataSpan(data);
     // Each connection over its own span, to its own data end (usage-based rows, capped at now): a tax
@@ -68,4 +68,4 @@ export const newCostlyResource: Rule = {
       ];
     });
   },
-};
+});

@@ -1,5 +1,5 @@
+import { defineRule } from './define';
 import { environmentOf, isNonProduction } from './environment';
-import type { Rule } from './types';
 import {
   coveredDays,
   isHourly,
@@ -17,7 +17,7 @@ const alwaysOn = 0.9;
 const scheduleSaving = 1 - 60 / 168;
 
 /** A dev/test/staging resource billed by the hour through nights and weekends. */
-export const nonProductionAlwaysOn: Rule = {
+export const nonProductionAlwaysOn = defineRule({
   id: 'compute-nonprod-always-on',
   severity: 'medium',
   category: 'compute',
@@ -30,7 +30,7 @@ export const nonProductionAlwaysOn: Rule = {
     'Its cost per covered day (first to last seen) times 30.44, times 64% (running 60 of 168 hours a week): an estimate.',
   neverFlags:
     'Production or untagged resources; resources not priced by the hour (storage, requests); resources seen for fewer than 14 days.',
-  evaluate(data, { currency }) {
+  resources(data, { currency }) {
     return data.resources.flatMap((resource) => {
       const environment = environmentOf(resource.tags);
       if (!isNonProduction(environment) || !isHourly(resource) || resource.effectiveCost <= 0) return [];
@@ -56,4 +56,4 @@ export const nonProductionAlwaysOn: Rule = {
       ];
     });
   },
-};
+});

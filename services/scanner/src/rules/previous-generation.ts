@@ -1,29 +1,9 @@
+import { defineRule } from './define';
 import { unusedCommitmentByConnection } from './commitment-room';
-import type { Rule, ScanResource } from './types';
+import { type Basis, oldFamilies, pricedOf } from './instance-types';
+import type { ScanResource } from './types';
 import { coveredDays, money, monthlyCostOf, projectedDays, resourceTypeOf } from './window';
 
-/** An instance type in a charge description: family (class letters, generation, options) and size. */
-const instanceType = /\b([a-z]{1,3})(\d)([a-z-]*)\.(nano|micro|small|medium|\d*x?large|metal)\b/i;
-/** AWS instance families a current generation replaces. */
-const oldFamilies = new Set([
-  't1',
-  't2',
-  'm1',
-  'm2',
-  'm3',
-  'm4',
-  'c1',
-  'c3',
-  'c4',
-  'r3',
-  'r4',
-  'i2',
-  'd2',
-  'g2',
-  'g3',
-  'p2',
-  'x1',
-]);
 /** gp2 volumes (gp3 costs 20% less per GB) and magnetic (standard) volumes. */
 const gp2Volume = /\bgp2\b/i;
 const magneticVolume = /\bmagnetic\b/i;
@@ -55,57 +35,12 @@ const typicalShare: Record<string, number> = {
   magnetic: 0,
 };
 
-/** Size in normalised units (small = 1), as AWS normalises reservations. */
-function sizeUnits(size: string): number {
-  const named: Record<string, number> = { nano: 0.25, micro: 0.5, small: 1, medium: 2, large: 4, xlarge: 8 };
-  const lower = size.toLowerCase();
-  if (named[lower] !== undefined) return named[lower];
-  const multiple = /^(\d+)xlarge$/.exec(lower);
-  return multiple ? Number(multiple[1]) * 8 : 0;
-}
-
-interface Priced {
-  classLetters: string;
-  generation: number;
-  family: string;
-  type: string;
-  region: string;
-  /** List and effective price per hour and normalised unit; undefined when unknown (no cost, no quantity). */
-  list: number | undefined;
-  effective: number | undefined;
-}
-
-/** Prices compared like with like: list with list (what a move changes on demand), else effective with effective. */
-type Basis = 'list' | 'effective';
-
-function pricedOf(resource: ScanResource): Priced | undefined {
-  const match = instanceType.exec(resource.chargeDescription);
-  if (!match) return undefined;
-  const [type, letters, generation, options, size] = match;
-  const hours =
-    /hour|hrs/i.test(resource.pricingUnit) && resource.pricingQuantity > 0
-      ? resource.pricingQuantity
-      : resource.hoursSeen;
-  const units = sizeUnits(size!);
-  const per = (cost: number | null) =>
-    hours > 0 && units > 0 && cost !== null && cost > 0 ? cost / (hours * units) : undefined;
-  return {
-    classLetters: letters!.toLowerCase(),
-    generation: Number(generation),
-    family: `${letters!.toLowerCase()}${generation}${options!.toLowerCase()}`,
-    type: type!,
-    region: resource.regionId,
-    list: per(resource.listCost),
-    effective: per(resource.effectiveCost),
-  };
-}
-
 /** Runs under a commitment discount (its costliest charge priced Committed or covered by one). */
 const isCommitted = (resource: ScanResource): boolean =>
   /^committed$/i.test(resource.pricingCategory) || /^used$/i.test(resource.commitmentDiscountStatus);
 
 /** Instances and volumes of a family the provider has superseded (read from the charge description). */
-export const previousGeneration: Rule = {
+export const previousGeneration = defineRule({
   id: 'compute-previous-generation',
   severity: 'low',
   category: 'compute',
@@ -119,11 +54,20 @@ export const previousGeneration: Rule = {
     'Its cost per covered day (first to last seen) times 30.44, times the share by which the closest newer family of the same class observed in the data in the same region costs less per hour and normalised size, prices compared on one basis (list with list when both have ListCost, else effective with effective); without one in the data, a typical share from list prices, labelled an estimate. None for usage under a commitment its connection already leaves partly unused (a cheaper family frees commitment, not money). Ranked against scheduling and commitments of the same resource.',
   neverFlags:
     'Current-generation families; magnetic volumes and GPU or memory families get no savings figure (their successors are not cheaper per hour), nor does usage under a partly unused commitment.',
-  evaluate(data, { currency, now }) {
-    const unusedRoom = unusedCommitmentByConnection(data, now);
-    const current = data.resources
-      .map(pricedOf)
-      .filter((p): p is Priced => !!p && !oldFamilies.has(`${p.classLetters}${p.generation}`));
+  // Its finding on an old instance reads the prices of every current-generation instance of the scan
+  // (in the summary), and on committed usage the connection's unused commitment: both complete only once
+  // every shard is read, so such resources are judged at the end of the scan.
+  needsWholeScan(resource) {
+    const priced = pricedOf(resource);
+    if (priced && oldFamilies.has(`${priced.classLetters}${priced.generation}`)) return true;
+    return (
+      isCommitted(resource) &&
+      (gp2Volume.test(resource.chargeDescription) || magneticVolume.test(resource.chargeDescription))
+    );
+  },
+  resources(data, { currency, now, summary }) {
+    const unusedRoom = unusedCommitmentByConnection(data, summary.unnamedUnused, now);
+    const peerPrices = Object.values(summary.peers);
     return data.resources.flatMap((resource) => {
       const text = resource.chargeDescription;
       const priced = pricedOf(resource);
@@ -145,20 +89,20 @@ export const previousGeneration: Rule = {
         for (const basis of ['list', 'effective'] as const) {
           const own = oldInstance[basis];
           if (own === undefined) continue;
-          const newer = current.filter(
+          const newer = peerPrices.filter(
             (p) =>
               p.classLetters === oldInstance.classLetters &&
               p.generation > oldInstance.generation &&
               p.region === oldInstance.region &&
-              p[basis] !== undefined,
+              p.basis === basis,
           );
           if (newer.length === 0) continue;
-          const closest = Math.min(...newer.map((p) => p.generation));
-          const peers = newer.filter((p) => p.generation === closest);
-          const price = peers.reduce((sum, p) => sum + p[basis]!, 0) / peers.length;
+          // One entry per class, generation, region and basis: the closest generation's.
+          const peers = newer.reduce((a, b) => (b.generation < a.generation ? b : a));
+          const price = peers.sum / peers.count;
           observed = {
-            family: peers[0]!.family,
-            types: [...new Set(peers.map((p) => p.type))].sort().join(', '),
+            family: peers.family,
+            types: peers.types.join(', '),
             price,
             own,
             share: Math.max(0, 1 - price / own),
@@ -206,4 +150,4 @@ export const previousGeneration: Rule = {
       ];
     });
   },
-};
+});

@@ -1,8 +1,8 @@
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
-import { allRules } from './catalogue';
-import { rankSavings } from './rank';
+import type { PlannedScan, ScanRunner, ShardOutcome, ShardSpec } from '../scans/run-rules';
+import { emptyPending, finishScan, pendingOf, shardJudge, type PendingJudgements } from './engine';
 import { defaultMinDailyImpact, type RuleResult, type ScanData } from './types';
 
 export interface ScanDeps {
@@ -62,28 +62,173 @@ export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
   };
 }
 
-/** Runs every rule of the catalogue over the project's connections' data, read from costs. */
-export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Promise<ScanProjectOutcome> {
-  if (input.connectionIds.length === 0) return { resourcesScanned: 0, results: [], resourceIds: [] };
-  const response = await readAllPages(deps, input);
-  const data = scanDataOf(response);
-  const currency = data.currency || 'USD';
-  const context = {
-    requiredTags: input.requiredTags,
-    now: input.now,
+/** The team's settings a scan's rules read (identity GetTeamSettings), fetched once per shard or merge. */
+export interface ScanSettings {
+  requiredTags: string[];
+  /** As ScanProjectInput.minDailyImpact. */
+  minDailyImpact?: number | ((currency: string) => number | Promise<number>);
+}
+
+/** A ScanRunner whose shards say what they leave to the merge (rules/engine.ts). */
+export interface RulesRunner extends ScanRunner {
+  runShard(
+    scan: PlannedScan,
+    shard: ShardSpec,
+    progress: (resourcesScanned: number) => void,
+  ): Promise<ShardOutcome & { pending?: PendingJudgements }>;
+  /**
+   * The project-wide rules and the shards' pending judgements. Without `pending` (a caller that did not
+   * keep the shards' pending judgements) every page is read again to find them: the same findings,
+   * one more pass over the data.
+   */
+  runProjectRules(scan: PlannedScan, pending?: readonly unknown[]): Promise<RuleResult[]>;
+}
+
+/** Most resources a page asks for (costs' default). */
+const pageSize = 5000;
+
+/**
+ * The rule catalogue over costs' scan data, split as rules/engine.ts describes: `plan` counts the
+ * resources (COUNT), `runShard` reads the shard's pages one at a time (RESOURCES, filtered by shard) and
+ * judges each before asking for the next, `runProjectRules` reads the aggregates (AGGREGATES) and
+ * finishes the scan. Every request names the planned window's end, so every shard reads the same window.
+ * A page that cannot be read rejects (costs down: UnavailableError, which the worker retries).
+ */
+export function rulesRunner(
+  deps: ScanDeps,
+  settingsOf: (teamId: string) => Promise<ScanSettings>,
+): RulesRunner {
+  /**
+   * The rules' context. The minimum daily impact (exchange rates read for it, or a warning logged) only
+   * for the merge: per-resource rules do not read it.
+   */
+  const contextOf = async (
+    currency: string,
+    scan: PlannedScan,
+    settings: ScanSettings,
+    withImpact: boolean,
+  ) => ({
+    requiredTags: settings.requiredTags,
+    now: scan.now,
     currency,
     minDailyImpact:
-      typeof input.minDailyImpact === 'function'
-        ? await input.minDailyImpact(currency)
-        : (input.minDailyImpact ?? defaultMinDailyImpact),
+      !withImpact || settings.minDailyImpact === undefined
+        ? defaultMinDailyImpact
+        : typeof settings.minDailyImpact === 'function'
+          ? await settings.minDailyImpact(currency)
+          : settings.minDailyImpact,
+  });
+
+  /** Every page of one shard, judged page by page; `onPage` sees the count so far. */
+  async function judgeShard(
+    scan: PlannedScan,
+    shard: ShardSpec,
+    settings: ScanSettings,
+    onPage: (judged: number) => void,
+  ) {
+    let judge: ReturnType<typeof shardJudge> | undefined;
+    let judged = 0;
+    let after = { afterConnectionId: '', afterResourceId: '' };
+    for (;;) {
+      const response = await deps.scanData.getScanData(
+        {
+          connectionIds: scan.connectionIds,
+          until: timestampFromDate(scan.windowEnd),
+          maxResources: pageSize,
+          shardIndex: shard.count > 1 ? shard.index : 0,
+          shardCount: shard.count > 1 ? shard.count : 0,
+          parts: costs.ScanDataParts.RESOURCES,
+          ...after,
+        },
+        { teamId: scan.teamId },
+      );
+      const page = scanDataOf(response);
+      // The first page carries the aggregates the per-resource rules read.
+      judge ??= shardJudge(page, await contextOf(page.currency || 'USD', scan, settings, false));
+      judge.add(page.resources);
+      judged += page.resources.length;
+      onPage(judged);
+      if (!response.hasMore) return judge.finish();
+      const last = page.resources.at(-1);
+      if (!last) throw new Error('costs answered an empty page with more to follow');
+      after = { afterConnectionId: last.connectionId, afterResourceId: last.resourceId };
+    }
+  }
+
+  return {
+    async plan(work, now) {
+      if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now };
+      const counted = await deps.scanData.getScanData(
+        { connectionIds: work.connectionIds, parts: costs.ScanDataParts.COUNT },
+        { teamId: work.teamId },
+      );
+      return {
+        resources: counted.resourceCount,
+        windowEnd: counted.windowEnd ? timestampDate(counted.windowEnd) : now,
+      };
+    },
+
+    async runShard(scan, shard, progress) {
+      if (scan.connectionIds.length === 0)
+        return {
+          resourcesScanned: 0,
+          results: [],
+          resourceIds: [],
+          pending: undefined,
+        };
+      const settings = await settingsOf(scan.teamId);
+      return judgeShard(scan, shard, settings, progress);
+    },
+
+    async runProjectRules(scan, pending) {
+      if (scan.connectionIds.length === 0) return [];
+      const settings = await settingsOf(scan.teamId);
+      const aggregates = scanDataOf(
+        await deps.scanData.getScanData(
+          {
+            connectionIds: scan.connectionIds,
+            until: timestampFromDate(scan.windowEnd),
+            parts: costs.ScanDataParts.AGGREGATES,
+          },
+          { teamId: scan.teamId },
+        ),
+      );
+      const parts = pending
+        ? pending.map(pendingOf)
+        : [(await judgeShard(scan, { index: 0, count: 1 }, settings, () => {})).pending ?? emptyPending()];
+      return finishScan(
+        aggregates,
+        parts,
+        await contextOf(aggregates.currency || 'USD', scan, settings, true),
+      );
+    },
   };
-  const results = rankSavings(
-    allRules.flatMap((rule) => rule.evaluate(data, context)),
-    data,
-    input.now,
-  );
-  const resourcesScanned = data.totals.reduce((sum, totals) => sum + totals.resources, 0);
-  return { resourcesScanned, results, resourceIds: data.resources.map((resource) => resource.resourceId) };
+}
+
+/**
+ * Runs every rule of the catalogue over the project's connections' data, read from costs: the same
+ * runner as a scan's, with one shard.
+ */
+export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Promise<ScanProjectOutcome> {
+  if (input.connectionIds.length === 0) return { resourcesScanned: 0, results: [], resourceIds: [] };
+  const runner = rulesRunner(deps, async () => ({
+    requiredTags: input.requiredTags,
+    minDailyImpact: input.minDailyImpact,
+  }));
+  const work = {
+    scanId: '',
+    teamId: input.teamId,
+    projectId: input.projectId,
+    connectionIds: input.connectionIds,
+  };
+  const windowEnd = input.until ?? (await runner.plan(work, input.now)).windowEnd;
+  const scan = { ...work, windowEnd, now: input.now };
+  const shard = await runner.runShard(scan, { index: 0, count: 1 }, () => {});
+  const results = [
+    ...shard.results,
+    ...(await runner.runProjectRules(scan, shard.pending ? [shard.pending] : [])),
+  ];
+  return { resourcesScanned: shard.resourcesScanned, results, resourceIds: shard.resourceIds };
 }
 
 /**

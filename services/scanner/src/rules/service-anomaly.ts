@@ -1,3 +1,4 @@
+import { defineRule } from './define';
 import {
   anomaliesOf,
   anomalySeverity,
@@ -8,11 +9,10 @@ import {
   seriesFrom,
   usageSeries,
 } from './baseline';
-import type { Rule } from './types';
 import { money } from './window';
 
 /** One service of a connection whose day of usage-based spend is far above its trailing baseline. */
-export const serviceCostAnomaly: Rule = {
+export const serviceCostAnomaly = defineRule({
   id: 'spend-service-anomaly',
   severity: 'high',
   category: 'spend',
@@ -24,7 +24,7 @@ export const serviceCostAnomaly: Rule = {
   savings: 'none: a spike is a cost already incurred.',
   neverFlags:
     "Recurring fees (a monthly charge on the 1st), one-time purchases, taxes, credits and adjustments; a service's first 14 days; a rise below the team's minimum daily impact (default 50 USD in the data's currency, converted).",
-  evaluate(data, { currency, minDailyImpact }) {
+  project(data, { currency, minDailyImpact }) {
     const covered = new Map(
       [...usageSeries(data.daily, (row) => row.connectionId)].map(([connectionId, { rows }]) => [
         connectionId,
@@ -53,4 +53,4 @@ export const serviceCostAnomaly: Rule = {
       ];
     });
   },
-};
+});

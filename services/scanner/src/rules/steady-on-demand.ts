@@ -1,5 +1,6 @@
+import { defineRule } from './define';
 import { unusedCommitmentByConnection } from './commitment-room';
-import type { Rule, RuleResult, ScanResource } from './types';
+import type { RuleResult, ScanResource } from './types';
 import {
   coveredDays,
   isHourly,
@@ -24,7 +25,7 @@ const minMonthly = 10;
 export const minCommitmentDays = 28;
 
 /** Compute billed at list price nearly every hour: a commitment would cover it for less. */
-export const steadyOnDemand: Rule = {
+export const steadyOnDemand = defineRule({
   id: 'commitments-steady-on-demand',
   severity: 'medium',
   category: 'commitments',
@@ -35,23 +36,19 @@ export const steadyOnDemand: Rule = {
   needs: `${minCommitmentDays} days (a full month) of the resource's hourly-priced compute charges, and ListCost.`,
   savings: `Its cost per covered day (first to last seen) times 30.44, less the part its connection's commitments leave unused a month (shared out over the connection's steady on-demand resources, costliest first: that part is commitments-unused's saving, not counted twice), times 30% (a typical one-year no-upfront commitment discount): an estimate. None when the unused commitments can absorb it all. Ranked against scheduling and modernising the same resource.`,
   neverFlags: `Compute already discounted (effective cost under ${onDemand * 100}% of list), resources seen for fewer than ${minCommitmentDays} days, anything costing under ${minMonthly} a month.`,
-  evaluate(data, { currency, now }) {
+  // The unused commitment of its connection goes to its steady resources costliest first: a candidate's
+  // share depends on every other candidate of the connection, so candidates are judged together at the
+  // end of the scan.
+  needsWholeScan: (resource) => candidateOf(resource) !== undefined,
+  resources(data, { currency, now, summary }) {
     const candidates = data.resources
       .flatMap((resource) => {
-        if (resource.serviceCategory !== 'Compute' || !isHourly(resource)) return [];
-        const days = coveredDays(resource);
-        const hours = days * 24;
-        const running = runningHours(resource);
-        if (days < minCommitmentDays || running < steady * hours) return [];
-        if (resource.listCost === null || resource.listCost <= 0) return [];
-        if (resource.effectiveCost < onDemand * resource.listCost) return [];
-        const cost = monthlyCostOf(resource);
-        if (cost < minMonthly) return [];
-        return [{ resource, days, hours, running, cost }];
+        const candidate = candidateOf(resource);
+        return candidate ? [candidate] : [];
       })
       .sort((a, b) => b.cost - a.cost || a.resource.resourceId.localeCompare(b.resource.resourceId));
     // What the connection's commitments leave unused, handed to its steady resources costliest first.
-    const room = unusedCommitmentByConnection(data, now);
+    const room = unusedCommitmentByConnection(data, summary.unnamedUnused, now);
     const unusedTotal = new Map(room);
     return candidates.map(({ resource, days, hours, running, cost }): RuleResult => {
       const left = room.get(resource.connectionId) ?? 0;
@@ -80,7 +77,21 @@ export const steadyOnDemand: Rule = {
       };
     });
   },
-};
+});
+
+/** A resource steady enough and paid on demand enough for a commitment, with what it runs and costs. */
+function candidateOf(resource: ScanResource) {
+  if (resource.serviceCategory !== 'Compute' || !isHourly(resource)) return undefined;
+  const days = coveredDays(resource);
+  const hours = days * 24;
+  const running = runningHours(resource);
+  if (days < minCommitmentDays || running < steady * hours) return undefined;
+  if (resource.listCost === null || resource.listCost <= 0) return undefined;
+  if (resource.effectiveCost < onDemand * resource.listCost) return undefined;
+  const cost = monthlyCostOf(resource);
+  if (cost < minMonthly) return undefined;
+  return { resource, days, hours, running, cost };
+}
 
 function recommendationOf(
   resource: ScanResource,

@@ -1,12 +1,12 @@
+import { defineRule } from './define';
 import { byConnection, dailyAverageByMonth, epsilon, lastMonthGrowth } from './monthly-growth';
-import type { Rule } from './types';
 import { daysPerMonth, money } from './window';
 
 const minGrowth = 0.2;
 const minMonthlyIncrease = 10;
 
 /** Storage of a connection costing 20% more per day this month than the month before. */
-export const storageGrowth: Rule = {
+export const storageGrowth = defineRule({
   id: 'storage-growth-month-over-month',
   severity: 'medium',
   category: 'storage',
@@ -19,7 +19,7 @@ export const storageGrowth: Rule = {
     "At least 7 days of data in each of two consecutive calendar months; storage services' daily cost (data transfer aside).",
   savings: 'none: the growth is stated, not a saving.',
   neverFlags: 'Growth under 20% or under 10 a month; a single month of data.',
-  evaluate(data, { currency }) {
+  project(data, { currency }) {
     return [...byConnection(data.daily)].flatMap(([connectionId, rows]) => {
       const months = dailyAverageByMonth(
         rows.filter((row) => row.serviceCategory === 'Storage'),
@@ -45,4 +45,4 @@ export const storageGrowth: Rule = {
       ];
     });
   },
-};
+});

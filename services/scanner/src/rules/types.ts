@@ -117,7 +117,44 @@ export interface RuleContext {
 /** What the scanner uses when the team set no minimum daily impact for anomalies (data's currency). */
 export const defaultMinDailyImpact = 50;
 
-export interface Rule {
+/** The project's aggregates without its resources: what project-wide rules read, and per-resource rules besides the resource. */
+export type ScanAggregates = Omit<ScanData, 'resources'>;
+
+/** Unit prices of current-generation instances of one class, generation and region, on one basis. */
+export interface PeerPrices {
+  classLetters: string;
+  generation: number;
+  region: string;
+  basis: 'list' | 'effective';
+  /** Sum and count of the resources' prices per hour and normalised unit (their mean is the price). */
+  sum: number;
+  count: number;
+  /** Family of the costliest of them (effective cost, then connection and resource id), for the text. */
+  family: string;
+  familyOf: { effectiveCost: number; connectionId: string; resourceId: string };
+  /** Instance types among them, sorted. */
+  types: string[];
+}
+
+/**
+ * What some per-resource rules need from every resource of the scan, in a form that adds up page by page
+ * and shard by shard (rules/summary.ts): the unused commitment of rows whose commitment the data does not
+ * name (commitment-room), and the observed prices of current-generation instances (previous-generation).
+ */
+export interface ScanSummary {
+  /** Per connection: the monthly unused commitment of resources whose commitment the data does not name. */
+  unnamedUnused: Record<string, number>;
+  /** Per `class|generation|region|basis`. */
+  peers: Record<string, PeerPrices>;
+}
+
+/** What a per-resource rule reads besides the resources and the aggregates: the whole scan's summary. */
+export interface ResourceRuleContext extends RuleContext {
+  summary: ScanSummary;
+}
+
+/** What a rule is, as the catalogue lists it. */
+export interface RuleInfo {
   id: string;
   severity: Severity;
   category: RuleCategory;
@@ -130,5 +167,24 @@ export interface Rule {
   savings: string;
   /** What it never flags. */
   neverFlags: string;
+}
+
+/**
+ * A rule has one or both parts. `resources` judges each resource of `data.resources` on its own, with
+ * the aggregates and the whole scan's summary: a scan runs it page by page, shard by shard, and the
+ * findings of one resource never depend on which other resources share its page. Where its finding on a
+ * resource needs more of the scan than the summary holds (how the connection's unused commitment is
+ * shared out over its steady resources), `needsWholeScan` says so and that resource is judged once at
+ * the end of the scan, with every such resource (rules/engine.ts). `project` reads only the aggregates
+ * (totals, daily series, tag usage, commitments): it runs once per scan.
+ */
+export interface RuleParts {
+  resources?(this: Rule, data: ScanData, context: ResourceRuleContext): RuleResult[];
+  project?(this: Rule, data: ScanAggregates, context: RuleContext): RuleResult[];
+  needsWholeScan?(resource: ScanResource, data: ScanAggregates): boolean;
+}
+
+export interface Rule extends RuleInfo, RuleParts {
+  /** Both parts over the whole data at once (the summary computed from `data.resources`). */
   evaluate(data: ScanData, context: RuleContext): RuleResult[];
 }

@@ -1,4 +1,4 @@
-import type { Rule } from './types';
+import { defineRule } from './define';
 import { money } from './window';
 
 const mediumShare = 0.1;
@@ -9,7 +9,7 @@ const highShare = 0.3;
  * a ResourceId whose ChargeCategory is not Tax, Credit, Purchase or Adjustment; the rest cannot carry
  * tags, so it is left out of the share and the description says how much that is.
  */
-export const unallocatedSpend: Rule = {
+export const unallocatedSpend = defineRule({
   id: 'spend-unallocated-share',
   severity: 'medium',
   category: 'spend',
@@ -25,7 +25,7 @@ export const unallocatedSpend: Rule = {
   neverFlags:
     'Taxes, credits, purchases, adjustments and charges without a ResourceId (support, account-level fees), ' +
     'which cannot carry tags; a connection without taggable spend.',
-  evaluate(data, { currency }) {
+  project(data, { currency }) {
     return data.totals.flatMap((totals) => {
       const noResource = totals.unattributedCost;
       const taggable = totals.effectiveCost - totals.untaggableCategoryCost - noResource;
@@ -50,4 +50,4 @@ export const unallocatedSpend: Rule = {
       ];
     });
   },
-};
+});

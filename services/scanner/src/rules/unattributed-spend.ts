@@ -1,4 +1,4 @@
-import type { Rule } from './types';
+import { defineRule } from './define';
 import { money } from './window';
 
 const minShare = 0.2;
@@ -8,7 +8,7 @@ const minShare = 0.2;
  * Credit, Purchase and Adjustment charges belong to no resource by nature: left out of the share, and
  * the description says how much that is.
  */
-export const unattributedSpend: Rule = {
+export const unattributedSpend = defineRule({
   id: 'spend-unattributed-share',
   severity: 'low',
   category: 'spend',
@@ -23,7 +23,7 @@ export const unattributedSpend: Rule = {
     'The rows of the window (no history); fires at 20 % of the spend other than tax, credits, purchases and adjustments.',
   savings: 'none',
   neverFlags: 'Taxes, credits, purchases and adjustments; a connection with no other spend.',
-  evaluate(data, { currency }) {
+  project(data, { currency }) {
     return data.totals.flatMap((totals) => {
       const counted = totals.effectiveCost - totals.untaggableCategoryCost;
       if (counted <= 0) return [];
@@ -47,4 +47,4 @@ export const unattributedSpend: Rule = {
       ];
     });
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Rule } from './types';
+import { defineRule } from './define';
 import { coveredDays, money, perMonth, projectedDays, spanText } from './window';
 
 /** Reserved capacity (FOCUS 1.1 CapacityReservationStatus Unused) billed while nothing ran in it. */
-export const unusedCapacityReservation: Rule = {
+export const unusedCapacityReservation = defineRule({
   id: 'commitments-unused-capacity-reservation',
   severity: 'medium',
   category: 'commitments',
@@ -12,7 +12,7 @@ export const unusedCapacityReservation: Rule = {
   needs: 'CapacityReservationStatus (FOCUS 1.1+) rows marked Unused; any number of days.',
   savings: "The unused rows' cost per covered day (first to last seen of the reservation) times 30.44.",
   neverFlags: 'Reservations whose capacity was used; files without the capacity reservation columns.',
-  evaluate(data, { currency }) {
+  resources(data, { currency }) {
     return data.resources.flatMap((resource) => {
       const unusedRow = resource.capacityReservationStatus === 'Unused';
       if (resource.unusedCapacityReservationCost <= 0 && !unusedRow) return [];
@@ -35,4 +35,4 @@ export const unusedCapacityReservation: Rule = {
       ];
     });
   },
-};
+});

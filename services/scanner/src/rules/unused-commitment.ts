@@ -1,8 +1,9 @@
-import type { Rule, RuleResult } from './types';
+import { defineRule } from './define';
+import type { RuleResult } from './types';
 import { coveredDays, money, perMonth, projectedDays, spanText } from './window';
 
 /** A commitment (savings plan, reserved instance) whose paid-for capacity went partly or wholly unused. */
-export const unusedCommitment: Rule = {
+export const unusedCommitment = defineRule({
   id: 'commitments-unused',
   severity: 'high',
   category: 'commitments',
@@ -16,11 +17,10 @@ export const unusedCommitment: Rule = {
   savings:
     "The commitment's Unused rows' cost per covered day (first to last row naming it) times 30.44; its unused share is Unused / (Used + Unused) of those rows.",
   neverFlags: 'Commitments whose rows are all Used; the purchase or recurring fee of a commitment itself.',
-  evaluate(data, { currency }) {
+  // The commitments the rows name, from the aggregates.
+  project(data, { currency }) {
     const results: RuleResult[] = [];
-    const judged = new Set<string>();
     for (const commitment of data.commitments) {
-      judged.add(`${commitment.connectionId}/${commitment.commitmentDiscountId}`);
       const unused = commitment.unusedCost;
       if (unused <= 0) continue;
       const share = unused / (commitment.usedCost + unused);
@@ -41,7 +41,12 @@ export const unusedCommitment: Rule = {
         currency,
       });
     }
-    // Unused rows whose commitment the data does not name (no CommitmentDiscountId): no share to state.
+    return results;
+  },
+  // Unused rows whose commitment the data does not name (no CommitmentDiscountId): no share to state.
+  resources(data, { currency }) {
+    const judged = new Set(data.commitments.map((c) => `${c.connectionId}/${c.commitmentDiscountId}`));
+    const results: RuleResult[] = [];
     for (const resource of data.resources) {
       if (resource.unusedCommitmentCost <= 0) continue;
       if (
@@ -67,4 +72,4 @@ export const unusedCommitment: Rule = {
     }
     return results;
   },
-};
+});

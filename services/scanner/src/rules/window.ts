@@ -1,4 +1,4 @@
-import type { ScanData, ScanResource } from './types';
+import type { ScanAggregates, ScanResource } from './types';
 
 const hourMs = 3_600_000;
 const dayMs = 86_400_000;
@@ -13,7 +13,7 @@ export const daysPerMonth = 30.44;
 export const minJudgedDays = 14;
 
 /** The span the data covers: its first charge period start to its last end (the window when empty). */
-export function dataSpan(data: ScanData): { start: number; end: number } {
+export function dataSpan(data: ScanAggregates): { start: number; end: number } {
   const start = Date.parse(data.dataStart || data.windowStart);
   const end = Date.parse(data.dataEnd || data.windowEnd);
   return Number.isFinite(start) && Number.isFinite(end) && end > start
@@ -32,20 +32,20 @@ export const goneAfterDays = 3;
  * `dataEnd`, so a tax or support row dated to the end of the month and another connection's later export
  * do not move it), else the data's end; never after `now`.
  */
-export function connectionEnd(data: ScanData, connectionId: string, now?: Date): number {
+export function connectionEnd(data: ScanAggregates, connectionId: string, now?: Date): number {
   const own = Date.parse(data.totals.find((totals) => totals.connectionId === connectionId)?.dataEnd ?? '');
   const end = Number.isFinite(own) ? own : dataSpan(data).end;
   return now ? Math.min(end, now.getTime()) : end;
 }
 
 /** Hours the data covers (at least 1). */
-export const dataHours = (data: ScanData): number => {
+export const dataHours = (data: ScanAggregates): number => {
   const { start, end } = dataSpan(data);
   return Math.max(1, (end - start) / hourMs);
 };
 
 /** Days the data covers (at least one hour's worth). */
-export const dataDays = (data: ScanData): number => dataHours(data) / 24;
+export const dataDays = (data: ScanAggregates): number => dataHours(data) / 24;
 
 /** Days from a resource's first seen to its last seen: the days its cost is spread over (at least 1). */
 export const coveredDays = (resource: Pick<ScanResource, 'firstSeen' | 'lastSeen'>): number =>

@@ -1,28 +1,13 @@
 import type { costs, identity } from '@costgov/contracts';
 import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
-import { scanProject } from '../rules/scan';
+import { rulesRunner, type RulesRunner, type ScanSettings } from '../rules/scan';
 import { defaultMinDailyImpactOverRpc } from './min-daily-impact';
 import type { RunRules } from './run-rules';
 
-/**
- * The rule catalogue run over the connections' data from costs, with the team's required tag keys and
- * minimum daily impact of an anomaly from identity. A team that set none gets the scanner's default
- * (ANOMALY_MIN_DAILY_IMPACT, in US dollars) in its data's currency: with the operator's exchange rates
- * from costs, else an approximate table of common currencies, else as is (logged). Costs or identity
- * down rejects with UnavailableError, which the worker retries.
- */
-export function runRulesOverRpc({
-  scanData,
-  identityClient,
-  now,
-  minDailyImpact = 50,
-  rates,
-  logger,
-}: {
+interface RulesOverRpcDeps {
   scanData: Pick<RpcClient<typeof costs.ScanDataService>, 'getScanData'>;
   identityClient: Pick<RpcClient<typeof identity.IdentityService>, 'getTeamSettings'>;
-  now: () => Date;
   /**
    * Least daily rise over its baseline an anomaly needs when the team set none, in US dollars
    * (ANOMALY_MIN_DAILY_IMPACT).
@@ -31,38 +16,70 @@ export function runRulesOverRpc({
   /** Costs' RatesService: the operator's exchange rates, read only for data in another currency. */
   rates?: Pick<RpcClient<typeof costs.RatesService>, 'listRates'>;
   logger?: Pick<Logger, 'warn'>;
-}): RunRules {
+}
+
+/**
+ * The team's required tag keys and minimum daily impact of an anomaly, from identity. A team that set
+ * no minimum gets the scanner's default (ANOMALY_MIN_DAILY_IMPACT, in US dollars) in its data's
+ * currency: with the operator's exchange rates from costs, else an approximate table of common
+ * currencies, else as is (logged).
+ */
+function settingsOverRpc({
+  identityClient,
+  minDailyImpact = 50,
+  rates,
+  logger,
+}: RulesOverRpcDeps): (teamId: string) => Promise<ScanSettings> {
+  return async (teamId) => {
+    const settings = await identityClient.getTeamSettings({}, { teamId });
+    return {
+      requiredTags: settings.requiredTags,
+      // The team's own minimum (in its data's currency), else the scanner's in the data's currency.
+      minDailyImpact:
+        settings.anomalyMinDailyImpact ??
+        (async (currency: string) => {
+          const impact = await defaultMinDailyImpactOverRpc(rates, currency, minDailyImpact);
+          if (impact.basis === 'unconverted')
+            logger?.warn(
+              { team_id: teamId, currency, min_daily_impact: impact.amount },
+              "no exchange rate from USD for the data's currency: the default minimum daily impact of anomalies is used as is",
+            );
+          return impact.amount;
+        }),
+    };
+  };
+}
+
+/**
+ * The rule catalogue as a sharded scan runs it (rules/engine.ts): `plan` counts the resources of the
+ * window, `runShard` judges one shard's resources page by page with the per-resource rules (one page in
+ * memory at a time; its outcome's `pending` holds what the merge must judge: pass every shard's to
+ * `runProjectRules`), `runProjectRules` runs the project-wide rules on costs' aggregates and finishes the
+ * pending judgements. Costs or identity down rejects with UnavailableError, which the worker retries.
+ */
+export function scanRunnerOverRpc(deps: RulesOverRpcDeps): RulesRunner {
+  return rulesRunner({ scanData: deps.scanData }, settingsOverRpc(deps));
+}
+
+/**
+ * The rule catalogue run over the connections' data from costs in one piece (one shard, then the
+ * project-wide rules: the runner above), with the team's settings from identity. Costs or identity down
+ * rejects with UnavailableError, which the worker retries.
+ */
+export function runRulesOverRpc(deps: RulesOverRpcDeps & { now: () => Date }): RunRules {
+  const runner = scanRunnerOverRpc(deps);
   return async (work, progress) => {
-    const settings = await identityClient.getTeamSettings({}, { teamId: work.teamId });
+    const now = deps.now();
+    const { windowEnd } = await runner.plan(work, now);
+    const scan = { ...work, windowEnd, now };
     // Every page of the data is read (a page that cannot be read rejects the scan, which is retried), so
     // the resources recorded as dealt with are all of them.
-    const outcome = await scanProject(
-      { scanData },
-      {
-        teamId: work.teamId,
-        projectId: work.projectId,
-        connectionIds: work.connectionIds,
-        requiredTags: settings.requiredTags,
-        now: now(),
-        // The team's own minimum (in its data's currency), else the scanner's in the data's currency.
-        minDailyImpact:
-          settings.anomalyMinDailyImpact ??
-          (async (currency: string) => {
-            const impact = await defaultMinDailyImpactOverRpc(rates, currency, minDailyImpact);
-            if (impact.basis === 'unconverted')
-              logger?.warn(
-                { team_id: work.teamId, currency, min_daily_impact: impact.amount },
-                "no exchange rate from USD for the data's currency: the default minimum daily impact of anomalies is used as is",
-              );
-            return impact.amount;
-          }),
-      },
-    );
-    progress(outcome.resourcesScanned);
-    return {
-      resourcesScanned: outcome.resourcesScanned,
-      results: outcome.results,
-      resourceIds: outcome.resourceIds,
-    };
+    const shard = await runner.runShard(scan, { index: 0, count: 1 }, progress);
+    const results = [
+      ...shard.results,
+      ...(await runner.runProjectRules(scan, shard.pending ? [shard.pending] : [])),
+    ];
+    progress(shard.resourcesScanned);
+    return { resourcesScanned: shard.resourcesScanned, results, resourceIds: shard.resourceIds };
   };
 }
