@@ -44,12 +44,13 @@ export interface ScanWorkerOptions {
 /** Every worker process consumes under this one durable name, so the queue splits the work between them. */
 export const scanWorkersDurable = 'scanner_scan_workers';
 
-/** What the scan workers' queue carries: a scan to plan, one of its shards, its merge. */
-const queueTypes = [
-  'scanner.scan.requested',
-  'scanner.scan_shard.requested',
-  'scanner.scan_merge.requested',
-] as const;
+/**
+ * What the scan workers' queue carries: a scan to plan (scanner.scan.requested), one of its shards
+ * (scanner.scan_shard.requested), its merge (scanner.scan_merge.requested). One pattern, so the
+ * consumer's broker-side filter is these three alone (libs/bus filterOf) and its lag, which the
+ * autoscaler reads, counts scan work only.
+ */
+export const scanQueueTypes = ['scanner.*.requested'];
 
 /** A scan or shard whose heartbeat is older than this many heartbeats lost its worker: another may take it over. */
 const missedHeartbeats = 3;
@@ -566,7 +567,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
 
   return bus.consume({
     durable: scanWorkersDurable,
-    types: [...queueTypes],
+    types: scanQueueTypes,
     concurrency: options.concurrency,
     ackWaitMs: options.ackWaitMs,
     maxDeliver: 20,
@@ -576,7 +577,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         await shard({ scanId: request.scanId, index: request.shardIndex, count: request.shardCount }, info);
       } else if (event.type === 'scanner.scan_merge.requested') {
         await mergeQueued(decodeEvent(events.ScanMergeRequestedSchema, event).scanId, info);
-      } else {
+      } else if (event.type === 'scanner.scan.requested') {
         const request = decodeEvent(events.ScanRequestedSchema, event);
         await plan(
           {
