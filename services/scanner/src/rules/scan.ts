@@ -85,7 +85,7 @@ export interface RulesRunner extends ScanRunner {
 }
 
 /** Most resources a page asks for (costs' default). */
-const pageSize = 5000;
+const defaultPageSize = 5000;
 
 /**
  * The rule catalogue over costs' scan data, split as rules/engine.ts describes: `plan` counts the
@@ -97,6 +97,7 @@ const pageSize = 5000;
 export function rulesRunner(
   deps: ScanDeps,
   settingsOf: (teamId: string) => Promise<ScanSettings>,
+  { pageSize = defaultPageSize }: { pageSize?: number } = {},
 ): RulesRunner {
   /**
    * The rules' context. The minimum daily impact (exchange rates read for it, or a warning logged) only

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '@costgov/ids';
+import { focusScenario } from '@costgov/testing';
+import type { PendingJudgements } from '../../src/rules/engine';
+import { allRules } from '../../src/rules/catalogue';
+import { rankSavings } from '../../src/rules/rank';
+import { readAllPages, rulesRunner, scanDataOf } from '../../src/rules/scan';
+import type { RuleResult } from '../../src/rules/types';
+import { startCostsHolding, type CostsHolding } from '../costs-fixture';
+
+const { planted, scenarioCsv } = focusScenario;
+const team = { teamId: newId('team') };
+const now = new Date();
+
+let costsService: CostsHolding;
+let connectionId: string;
+let scanData: CostsHolding['clients']['scanData'];
+
+beforeAll(async () => {
+  costsService = await startCostsHolding(team, 'scenario', scenarioCsv());
+  ({ connectionId } = costsService);
+  ({ scanData } = costsService.clients);
+}, 60_000);
+
+afterAll(async () => {
+  await costsService?.stop();
+});
+
+/** A finding as a comparable line: every field, so that a text or a figure that differs shows. */
+const lines = (results: RuleResult[]) => results.map((result) => JSON.stringify(result)).sort();
+
+/** The scan data client, counting calls and how many run at once. */
+function counted() {
+  const counts = { calls: 0, running: 0, mostAtOnce: 0 };
+  const client = {
+    getScanData: async (...args: Parameters<typeof scanData.getScanData>) => {
+      counts.calls++;
+      counts.running++;
+      counts.mostAtOnce = Math.max(counts.mostAtOnce, counts.running);
+      try {
+        return await scanData.getScanData(...args);
+      } finally {
+        counts.running--;
+      }
+    },
+  };
+  return { client, counts };
+}
+
+const settings = async () => ({ requiredTags: planted.requiredTags, minDailyImpact: 50 });
+const work = () => ({
+  scanId: 'scn_a',
+  teamId: team.teamId,
+  projectId: newId('project'),
+  connectionIds: [connectionId],
+});
+
+describe('a scan split into shards', () => {
+  it('finds exactly what one pass over all the data finds, whatever the number of shards', async () => {
+    // Today's engine: every rule over every resource at once, then weighed per resource.
+    const whole = scanDataOf(
+      await readAllPages({ scanData }, { teamId: team.teamId, connectionIds: [connectionId] }),
+    );
+    const context = { requiredTags: planted.requiredTags, now, currency: 'USD', minDailyImpact: 50 };
+    const expected = lines(
+      rankSavings(
+        allRules.flatMap((rule) => rule.evaluate(whole, context)),
+        whole,
+        now,
+      ),
+    );
+    // The scenario plants what needs the whole scan: an old instance priced against current ones, an
+    // unused savings plan shared out over steady usage.
+    expect(expected.some((line) => line.includes('commitments-steady-on-demand'))).toBe(true);
+    expect(expected.some((line) => line.includes('compute-previous-generation'))).toBe(true);
+    expect(expected.some((line) => line.includes('commitments-unused'))).toBe(true);
+    const allIds = whole.resources.map((resource) => resource.resourceId).sort();
+    expect(allIds.length).toBeGreaterThan(10);
+
+    let splitPeers = false;
+    for (const count of [1, 2, 3, 7]) {
+      const { client, counts } = counted();
+      // Three resources a page: several pages per shard.
+      const runner = rulesRunner({ scanData: client }, settings, { pageSize: 3 });
+      const planned = await runner.plan(work(), now);
+      expect(planned.resources).toBe(allIds.length);
+      const scan = { ...work(), windowEnd: planned.windowEnd, now };
+      const results: RuleResult[] = [];
+      const ids: string[] = [];
+      const pending: PendingJudgements[] = [];
+      let scanned = 0;
+      const shardOf = new Map<string, number>();
+      for (let index = 0; index < count; index++) {
+        const before = counts.calls;
+        let reported = 0;
+        const outcome = await runner.runShard(scan, { index, count }, (progress) => {
+          expect(progress).toBeGreaterThanOrEqual(reported);
+          reported = progress;
+        });
+        // One page asked at a time, each page judged before the next is asked for.
+        expect(counts.mostAtOnce).toBe(1);
+        expect(counts.calls - before).toBeGreaterThanOrEqual(Math.ceil(outcome.resourceIds.length / 3));
+        expect(reported).toBe(outcome.resourcesScanned);
+        results.push(...outcome.results);
+        ids.push(...outcome.resourceIds);
+        for (const id of outcome.resourceIds) shardOf.set(id, index);
+        scanned += outcome.resourcesScanned;
+        if (outcome.pending) pending.push(outcome.pending);
+      }
+      // The merge has resources to judge (old instances, commitments) and every shard's summary.
+      expect(pending.flatMap((part) => part.resources).length).toBeGreaterThan(0);
+      // Every resource in exactly one shard: none lost, none twice.
+      expect(ids.sort()).toEqual(allIds);
+      expect(scanned).toBe(allIds.length);
+      const merged = [...results, ...(await runner.runProjectRules(scan, pending))];
+      expect(lines(merged), `${count} shards`).toEqual(expected);
+      // No finding twice.
+      expect(new Set(merged.map((r) => `${r.ruleId} ${r.resourceId}`)).size).toBe(merged.length);
+      // A merge handed no pending judgements reads the data again to find them: the same findings.
+      expect(lines([...results, ...(await runner.runProjectRules(scan))])).toEqual(expected);
+      const oldIds = planted.covered.filter((c) => c.type.startsWith('c4')).map((c) => c.id);
+      const newIds = planted.covered.filter((c) => c.type.startsWith('c5')).map((c) => c.id);
+      if (oldIds.some((old) => newIds.some((id) => shardOf.get(id) !== shardOf.get(old)))) splitPeers = true;
+    }
+    // Some split put an old instance and its current-generation peers in different shards.
+    expect(splitPeers).toBe(true);
+  }, 60_000);
+
+  it("refuses pending judgements that are not the engine's", async () => {
+    const runner = rulesRunner({ scanData }, settings);
+    const planned = await runner.plan(work(), now);
+    await expect(
+      runner.runProjectRules({ ...work(), windowEnd: planned.windowEnd, now }, [{ resources: 'x' }]),
+    ).rejects.toThrow(/pending judgements/);
+  });
+});
