@@ -11,6 +11,8 @@ import { costDataFactory } from './cost-data/ingest';
 import { costDataRpc } from './cost-data/rpc';
 import { ratesFactory } from './rates/rates';
 import { ratesRpc } from './rates/rpc';
+import { retentionFactory } from './retention/retention';
+import { retentionRpc } from './retention/rpc';
 import { scanDataRpc } from './scan-data/rpc';
 import { scanDataQueries } from './scan-data/scan-data';
 import { spendQueries } from './spend/spend';
@@ -48,7 +50,23 @@ export function costsModule(options: CostsOptions = {}): ServiceModule<CostsConf
         costDataRpc(costData, spendQueries({ db }), { source: budgetPeriods, logger }),
       );
       rpc.add(costs.ScanDataService, scanDataRpc(scanDataQueries({ db, now })));
-      return async () => budgetPeriods.close();
+      const retention = retentionFactory({ db, now, logger });
+      rpc.add(costs.RetentionService, retentionRpc(retention));
+      // Raw rows past their team's retention go in whole billing periods, now and then; rollups stay.
+      let sweeping: Promise<unknown> = Promise.resolve();
+      const sweepRetention = () => {
+        sweeping = retention
+          .sweep()
+          .catch((error: unknown) => logger.warn({ err: error }, 'raw cost rows retention sweep failed'));
+      };
+      sweepRetention();
+      const timer = setInterval(sweepRetention, config.RAW_RETENTION_SWEEP_MS);
+      timer.unref();
+      return async () => {
+        clearInterval(timer);
+        await sweeping;
+        await budgetPeriods.close();
+      };
     },
   };
 }

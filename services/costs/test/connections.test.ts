@@ -46,6 +46,8 @@ async function addCostRows(teamId: string, connectionId: string, count: number) 
     `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table) VALUES ($1, $2, $3, 'stored', '-')`,
     [uploadId, teamId, connectionId],
   );
+  // Raw rows go into a partition of their connection and period (migration 0006).
+  await db.query(`SELECT cost_records_partition($1, '2026-03-01')`, [connectionId]);
   for (let i = 0; i < count; i++) {
     await db.query(
       `INSERT INTO cost_records (connection_id, upload_id, billing_period_start, billing_period_end,

@@ -75,15 +75,18 @@ beforeAll(async () => {
        VALUES ($1, 'u', '2026-10-01', '2026-11-01', $2::date, $2::date + 1, $3, $3, 'USD', $4, $5, 'EC2', $6)`,
       [connection, row.day, row.cost, row.frequency, row.category, row.resource],
     );
-  await migrate(db, all);
+  // Up to 0005: what it left, before 0006 moves the raw rows into partitions (partition-migration.test).
+  await migrate(
+    db,
+    all.filter((m) => m.name < '0006'),
+  );
 });
 
 afterAll(() => db?.close());
 
 describe('migration 0005 on data stored before it', () => {
-  it('is the only migration after 0004, and rolls up by the one usage-based rule uploads use', () => {
-    expect(all.filter((m) => m.name >= '0005').map((m) => m.name)).toEqual(['0005_rollup_frequency']);
-    expect(all.at(-1)!.sql).toContain(usageBasedSql('r'));
+  it('rolls up by the one usage-based rule uploads use', () => {
+    expect(all.find((m) => m.name.startsWith('0005'))!.sql).toContain(usageBasedSql('r'));
   });
 
   it('rolls up the raw rows again, usage-based apart, per day', async () => {

@@ -57,19 +57,8 @@ const encodings: Record<string, ContentEncoding> = { '': 'identity', identity: '
 
 const columnList = storedColumns.map(([column]) => column).join(', ');
 
-const stagingDefinition = `(
-  billing_period_start date NOT NULL, billing_period_end timestamptz NOT NULL,
-  charge_period_start timestamptz NOT NULL, charge_period_end timestamptz NOT NULL,
-  billed_cost numeric NOT NULL, effective_cost numeric NOT NULL, list_cost numeric, contracted_cost numeric,
-  billing_currency text NOT NULL, service_name text, service_category text, resource_id text,
-  resource_name text, resource_type text, region_id text, sub_account_id text, sub_account_name text,
-  billing_account_id text, charge_category text, sku_id text, pricing_quantity numeric, pricing_unit text,
-  consumed_quantity numeric, consumed_unit text, provider_name text, tags jsonb, charge_description text,
-  charge_class text, pricing_category text, commitment_discount_id text, commitment_discount_category text,
-  commitment_discount_status text, commitment_discount_type text, capacity_reservation_id text,
-  capacity_reservation_status text, charge_frequency text, service_provider_name text,
-  host_provider_name text, contract_applied jsonb, allocated_method_id text, allocated_method_details jsonb,
-  allocated_resource_id text, allocated_resource_name text, allocated_tags jsonb)`;
+/** A literal for DDL, which takes no parameters (the values are ids and dates checked before). */
+const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
 /** Whether a row's spend follows usage: costgov's one rule (./usage-based). */
 const usageBased = usageBasedSql();
@@ -85,9 +74,12 @@ const untaggable = `coalesce(resource_id, '') = '' OR charge_category IN ('Tax',
 const abandonedAfterMs = 24 * 60 * 60 * 1000;
 
 /**
- * FOCUS uploads: the file streams into a staging table of its own while every row is checked; only a
- * file without a problem is then swapped in, in one transaction per connection, replacing the billing
- * periods it carries (raw rows and daily rollups) and writing `costs.data.ingested`.
+ * FOCUS uploads: the file streams (COPY) into a table of its own shaped like a partition of
+ * `cost_records` while every row is checked; only a file without a problem is then swapped in, in one
+ * transaction per connection: each billing period it carries replaces that period's partition
+ * (migration 0006), its daily rollups are rebuilt from the new rows, and `costs.data.ingested` is written.
+ * A file of one billing period (the common case) becomes the partition as loaded, its rows written once;
+ * a file of several is split into one partition per period in the swap.
  */
 export function costDataFactory({
   db,
@@ -126,6 +118,7 @@ export function costDataFactory({
     await checkConnection(db, teamId, input.connectionId);
 
     const uploadId = randomUUID();
+    // The table the file is loaded into; cost_uploads names it so a crash's leftover is swept.
     const staging = `cost_staging_${uploadId.replaceAll('-', '')}`;
     await db.query(
       `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table, started_at)
@@ -133,8 +126,13 @@ export function costDataFactory({
       [uploadId, teamId, input.connectionId, staging, now()],
     );
     try {
-      // Unlogged: what a crash loses of it is worthless anyway, and it skips the WAL.
-      await db.exec(`CREATE UNLOGGED TABLE ${staging} ${stagingDefinition}`);
+      // Logged, like the partition it becomes (SET LOGGED would write it all again). Its connection and
+      // upload columns come from defaults, dropped before it is attached.
+      await db.exec(
+        `CREATE TABLE ${staging} (LIKE cost_records INCLUDING DEFAULTS);
+         ALTER TABLE ${staging} ALTER connection_id SET DEFAULT ${literal(input.connectionId)},
+           ALTER upload_id SET DEFAULT ${literal(uploadId)}`,
+      );
       // PGlite runs one COPY per chunk, each with a fixed cost: bigger chunks there.
       const chunkChars = db.kind === 'pglite' ? 2 * 1024 * 1024 : 256 * 1024;
       const reader = readFocus(input.body, encoding, { chunkChars, ...readOptions });
@@ -204,18 +202,31 @@ export function costDataFactory({
       // Room for the rollup's grouping to hash in memory rather than sort on disk.
       await tx.query(`SET LOCAL work_mem = '64MB'`);
       const periods = facts.billingPeriods;
-      const replaced = await tx.query(
-        `DELETE FROM cost_records WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
-        [connectionId, periods],
-      );
+      // One table per period, each with a CHECK constraint stating its bounds, added here (a scan of a
+      // table nobody else reads) so that attaching it skips the validation scan under the lock.
+      const bounds = (period: string) =>
+        `CONSTRAINT period_bounds CHECK (connection_id = ${literal(connectionId)} AND billing_period_start = ${literal(period)})`;
+      const partitions: Array<{ period: string; table: string; rows: number }> = [];
+      if (periods.length === 1) {
+        await tx.exec(
+          `ALTER TABLE ${staging} ALTER connection_id DROP DEFAULT, ALTER upload_id DROP DEFAULT,
+             ADD ${bounds(periods[0]!)}`,
+        );
+        partitions.push({ period: periods[0]!, table: staging, rows: facts.rows });
+      } else {
+        for (const [i, period] of periods.entries()) {
+          const table = `${staging}_${i}`;
+          await tx.exec(`CREATE TABLE ${table} (LIKE cost_records INCLUDING DEFAULTS, ${bounds(period)})`);
+          const split = await tx.query(
+            `INSERT INTO ${table} SELECT * FROM ${staging} WHERE billing_period_start = $1::date`,
+            [period],
+          );
+          partitions.push({ period, table, rows: split.rowCount });
+        }
+      }
       await tx.query(
         `DELETE FROM daily_costs WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
         [connectionId, periods],
-      );
-      await tx.query(
-        `INSERT INTO cost_records (connection_id, upload_id, ${columnList})
-         SELECT $1, $2, ${columnList} FROM ${staging}`,
-        [connectionId, uploadId],
       );
       await tx.query(
         `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id,
@@ -234,12 +245,23 @@ export function costDataFactory({
          GROUP BY billing_currency ORDER BY billing_currency`,
         [connectionId, periods],
       );
+      // The partitions change last but for a few one-row writes: from here to the commit, readers of the
+      // connection's raw rows wait (the drop of an old partition locks the connection's table).
+      let rowsReplaced = 0;
+      for (const { period, table, rows } of partitions) {
+        const { rows: swapped } = await tx.query<{ replaced: number }>(
+          'SELECT cost_records_swap($1, $2::date, $3, $4, $5) AS replaced',
+          [connectionId, period, table, rows, uploadId],
+        );
+        rowsReplaced += Number(swapped[0]!.replaced);
+      }
+      if (partitions[0]?.table !== staging) await tx.exec(`DROP TABLE ${staging}`);
       const at = now();
       await tx.query(`UPDATE connections SET last_ingested_at = $2 WHERE id = $1`, [connectionId, at]);
       await tx.query(
         `UPDATE cost_uploads SET status = 'stored', focus_version = $2, rows = $3, rows_replaced = $4,
            bytes = $5, billing_periods = $6::date[], finished_at = $7 WHERE id = $1`,
-        [uploadId, facts.version, facts.rows, replaced.rowCount, facts.bytes, periods, at],
+        [uploadId, facts.version, facts.rows, rowsReplaced, facts.bytes, periods, at],
       );
       await outbox.addMessage(tx, {
         type: 'costs.data.ingested',
@@ -254,9 +276,8 @@ export function costDataFactory({
           lastChargeDay: facts.lastChargeDay,
         }),
       });
-      await tx.exec(`DROP TABLE ${staging}`);
       return {
-        rowsReplaced: replaced.rowCount,
+        rowsReplaced,
         totals: totals.map((row) => ({
           currency: row.currency,
           billedCost: Number(row.billed),

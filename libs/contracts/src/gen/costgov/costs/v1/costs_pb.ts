@@ -16,9 +16,103 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_costgov_costs_v1_costs: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Chxjb3N0Z292L2Nvc3RzL3YxL2Nvc3RzLnByb3RvEhBjb3N0Z292LmNvc3RzLnYxIt4BCgpDb25uZWN0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDgoGc3RhdHVzGAQgASgJEjQKEGxhc3RfaW5nZXN0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjkKF0NyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkiIgoUR2V0Q29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkiigEKFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFQoIcHJvdmlkZXIYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARIsCgRwYWdlGAMgASgLMh4uY29zdGdvdi5jb21tb24udjEuUGFnZVJlcXVlc3RCCwoJX3Byb3ZpZGVyQgkKB19zdGF0dXMidwoXTGlzdENvbm5lY3Rpb25zUmVzcG9uc2USMQoLY29ubmVjdGlvbnMYASADKAsyHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SKQoEbWV0YRgCIAEoCzIbLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VNZXRhImEKF1VwZGF0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZzdGF0dXMYAyABKAlIAYgBAUIHCgVfbmFtZUIJCgdfc3RhdHVzIiUKF0RlbGV0ZUNvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIhoKGERlbGV0ZUNvbm5lY3Rpb25SZXNwb25zZSIsCh1GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVxdWVzdBILCgNpZHMYASADKAkiNQoeRmluZE1pc3NpbmdDb25uZWN0aW9uc1Jlc3BvbnNlEhMKC21pc3NpbmdfaWRzGAEgAygJIlYKC1VwbG9hZFN0YXJ0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSGAoQY29udGVudF9lbmNvZGluZxgCIAEoCRIWCg5kZWNsYXJlZF9ieXRlcxgDIAEoAyJgChVVcGxvYWRDb3N0RGF0YVJlcXVlc3QSLgoFc3RhcnQYASABKAsyHS5jb3N0Z292LmNvc3RzLnYxLlVwbG9hZFN0YXJ0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IjIKDkN1cnJlbmN5QW1vdW50EhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoASJPCg5DdXJyZW5jeVRvdGFscxIQCghjdXJyZW5jeRgBIAEoCRITCgtiaWxsZWRfY29zdBgCIAEoARIWCg5lZmZlY3RpdmVfY29zdBgDIAEoASJoChJCaWxsaW5nUGVyaW9kUmFuZ2USKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAinQEKDUluZ2VzdFdhcm5pbmcSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEj0KB2RldGFpbHMYAyADKAsyLC5jb3N0Z292LmNvc3RzLnYxLkluZ2VzdFdhcm5pbmcuRGV0YWlsc0VudHJ5Gi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIskCCg1Jbmdlc3RTdW1tYXJ5EhUKDWNvbm5lY3Rpb25faWQYASABKAkSDAoEcm93cxgCIAEoAxIVCg1mb2N1c192ZXJzaW9uGAMgASgJEhcKD2JpbGxpbmdfcGVyaW9kcxgEIAMoCRIwCgZ0b3RhbHMYBSADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5VG90YWxzEhUKDXJvd3NfcmVwbGFjZWQYBiABKAMSDQoFYnl0ZXMYByABKAMSEwoLZHVyYXRpb25fbXMYCCABKAMSQwoVYmlsbGluZ19wZXJpb2RfcmFuZ2VzGAkgAygLMiQuY29zdGdvdi5jb3N0cy52MS5CaWxsaW5nUGVyaW9kUmFuZ2USMQoId2FybmluZ3MYCiADKAsyHy5jb3N0Z292LmNvc3RzLnYxLkluZ2VzdFdhcm5pbmcihwIKD0dldFNwZW5kUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOQoEdGFncxgEIAMoCzIrLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXF1ZXN0LlRhZ3NFbnRyeRIVCghjdXJyZW5jeRgFIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9jdXJyZW5jeSKPAgoQR2V0U3BlbmRSZXNwb25zZRI1CgtieV9jdXJyZW5jeRgBIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSEQoJY29udmVydGVkGAIgASgBEjUKC3VuY29udmVydGVkGAMgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeUFtb3VudBIXCg9sYXN0X2NoYXJnZV9kYXkYBCABKAkSFwoPdXNhZ2VfY29udmVydGVkGAUgASgBEhYKDmxhc3RfdXNhZ2VfZGF5GAYgASgJEjAKDGRhdGFfdGhyb3VnaBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi7QEKFEdldERhaWx5U3BlbmRSZXF1ZXN0EhYKDmNvbm5lY3Rpb25faWRzGAEgAygJEigKBGZyb20YAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI+CgR0YWdzGAQgAygLMjAuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVxdWVzdC5UYWdzRW50cnkaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEibAoKRGFpbHlTcGVuZBILCgNkYXkYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFgoOZWZmZWN0aXZlX2Nvc3QYAyABKAESEwoLYmlsbGVkX2Nvc3QYBCABKAESEgoKdXNhZ2VfY29zdBgFIAEoASJDChVHZXREYWlseVNwZW5kUmVzcG9uc2USKgoEZGF5cxgBIAMoCzIcLmNvc3Rnb3YuY29zdHMudjEuRGFpbHlTcGVuZCKYAQoVR2V0VGFnQ292ZXJhZ2VSZXF1ZXN0EhYKDmNvbm5lY3Rpb25faWRzGAEgAygJEigKBGZyb20YAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1yZXF1aXJlZF90YWdzGAQgAygJIsEBChZHZXRUYWdDb3ZlcmFnZVJlc3BvbnNlEjEKB2NvdmVyZWQYASADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50Ei8KBXRvdGFsGAIgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeUFtb3VudBINCgVyYXRpbxgDIAEoARI0Cgp1bnRhZ2dhYmxlGAQgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeUFtb3VudCJwCgRSYXRlEhUKDWZyb21fY3VycmVuY3kYASABKAkSEwoLdG9fY3VycmVuY3kYAiABKAkSDAoEcmF0ZRgDIAEoARIuCgp1cGRhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCg5TZXRSYXRlUmVxdWVzdBIVCg1mcm9tX2N1cnJlbmN5GAEgASgJEhMKC3RvX2N1cnJlbmN5GAIgASgJEgwKBHJhdGUYAyABKAEiEgoQTGlzdFJhdGVzUmVxdWVzdCI6ChFMaXN0UmF0ZXNSZXNwb25zZRIlCgVyYXRlcxgBIAMoCzIWLmNvc3Rnb3YuY29zdHMudjEuUmF0ZSKOAgoSR2V0U2NhbkRhdGFSZXF1ZXN0EhYKDmNvbm5lY3Rpb25faWRzGAEgAygJEikKBXVudGlsGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRkYXlzGAMgASgFEhUKDW1heF9yZXNvdXJjZXMYBCABKAUSGwoTYWZ0ZXJfY29ubmVjdGlvbl9pZBgFIAEoCRIZChFhZnRlcl9yZXNvdXJjZV9pZBgGIAEoCRITCgtzaGFyZF9pbmRleBgHIAEoDRITCgtzaGFyZF9jb3VudBgIIAEoDRIuCgVwYXJ0cxgJIAEoDjIfLmNvc3Rnb3YuY29zdHMudjEuU2NhbkRhdGFQYXJ0cyLcCAoMU2NhblJlc291cmNlEhUKDWNvbm5lY3Rpb25faWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSFQoNcmVzb3VyY2VfbmFtZRgDIAEoCRIVCg1yZXNvdXJjZV90eXBlGAQgASgJEhQKDHNlcnZpY2VfbmFtZRgFIAEoCRIYChBzZXJ2aWNlX2NhdGVnb3J5GAYgASgJEhEKCXJlZ2lvbl9pZBgHIAEoCRIWCg5zdWJfYWNjb3VudF9pZBgIIAEoCRIVCg1wcm92aWRlcl9uYW1lGAkgASgJEg4KBnNrdV9pZBgKIAEoCRIXCg9jaGFyZ2VfY2F0ZWdvcnkYCyABKAkSFAoMcHJpY2luZ191bml0GAwgASgJEhUKDWNvbnN1bWVkX3VuaXQYDSABKAkSGAoQcHJpY2luZ19xdWFudGl0eRgOIAEoARIZChFjb25zdW1lZF9xdWFudGl0eRgPIAEoARI2CgR0YWdzGBAgAygLMiguY29zdGdvdi5jb3N0cy52MS5TY2FuUmVzb3VyY2UuVGFnc0VudHJ5EhMKC2JpbGxlZF9jb3N0GBEgASgBEhYKDmVmZmVjdGl2ZV9jb3N0GBIgASgBEhYKCWxpc3RfY29zdBgTIAEoAUgAiAEBEhwKD2NvbnRyYWN0ZWRfY29zdBgUIAEoAUgBiAEBEhEKCWRheXNfc2VlbhgVIAEoBRISCgpob3Vyc19zZWVuGBYgASgFEi4KCmZpcnN0X3NlZW4YFyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSY2hhcmdlX2Rlc2NyaXB0aW9uGBkgASgJEhQKDGNoYXJnZV9jbGFzcxgaIAEoCRIYChBwcmljaW5nX2NhdGVnb3J5GBsgASgJEh4KFmNvbW1pdG1lbnRfZGlzY291bnRfaWQYHCABKAkSJAocY29tbWl0bWVudF9kaXNjb3VudF9jYXRlZ29yeRgdIAEoCRIiChpjb21taXRtZW50X2Rpc2NvdW50X3N0YXR1cxgeIAEoCRIgChhjb21taXRtZW50X2Rpc2NvdW50X3R5cGUYHyABKAkSHwoXY2FwYWNpdHlfcmVzZXJ2YXRpb25faWQYICABKAkSIwobY2FwYWNpdHlfcmVzZXJ2YXRpb25fc3RhdHVzGCEgASgJEh4KFnVudXNlZF9jb21taXRtZW50X2Nvc3QYIiABKAESKAogdW51c2VkX2NhcGFjaXR5X3Jlc2VydmF0aW9uX2Nvc3QYIyABKAESHQoVZXh0ZW5kZWRfc3VwcG9ydF9jb3N0GCQgASgBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgwKCl9saXN0X2Nvc3RCEgoQX2NvbnRyYWN0ZWRfY29zdCKuAQoQRGFpbHlTZXJ2aWNlQ29zdBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEgsKA2RheRgCIAEoCRIUCgxzZXJ2aWNlX25hbWUYAyABKAkSGAoQc2VydmljZV9jYXRlZ29yeRgEIAEoCRIWCg5lZmZlY3RpdmVfY29zdBgFIAEoARIaChJkYXRhX3RyYW5zZmVyX2Nvc3QYBiABKAESEgoKdXNhZ2VfY29zdBgHIAEoASLvAQoNQ29tbWl0bWVudFVzZRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEh4KFmNvbW1pdG1lbnRfZGlzY291bnRfaWQYAiABKAkSIAoYY29tbWl0bWVudF9kaXNjb3VudF90eXBlGAMgASgJEhEKCXVzZWRfY29zdBgEIAEoARITCgt1bnVzZWRfY29zdBgFIAEoARIuCgpmaXJzdF9zZWVuGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglsYXN0X3NlZW4YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIusBChRDb25uZWN0aW9uU2NhblRvdGFscxIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAIgASgBEhUKDXVudGFnZ2VkX2Nvc3QYAyABKAESGQoRdW5hdHRyaWJ1dGVkX2Nvc3QYBCABKAESEQoJcmVzb3VyY2VzGAUgASgFEg8KB3JlY29yZHMYBiABKAMSIAoYdW50YWdnYWJsZV9jYXRlZ29yeV9jb3N0GAcgASgBEiwKCGRhdGFfZW5kGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJRCghUYWdVc2FnZRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSEQoJcmVzb3VyY2VzGAMgASgFEhYKDmVmZmVjdGl2ZV9jb3N0GAQgASgBIqUEChNHZXRTY2FuRGF0YVJlc3BvbnNlEjAKDHdpbmRvd19zdGFydBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKd2luZG93X2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3VycmVuY3kYAyABKAkSMQoJcmVzb3VyY2VzGAQgAygLMh4uY29zdGdvdi5jb3N0cy52MS5TY2FuUmVzb3VyY2USNgoGdG90YWxzGAYgAygLMiYuY29zdGdvdi5jb3N0cy52MS5Db25uZWN0aW9uU2NhblRvdGFscxIxCgVkYWlseRgHIAMoCzIiLmNvc3Rnb3YuY29zdHMudjEuRGFpbHlTZXJ2aWNlQ29zdBItCgl0YWdfdXNhZ2UYCCADKAsyGi5jb3N0Z292LmNvc3RzLnYxLlRhZ1VzYWdlEjQKC2NvbW1pdG1lbnRzGAkgAygLMh8uY29zdGdvdi5jb3N0cy52MS5Db21taXRtZW50VXNlEi4KCmRhdGFfc3RhcnQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGRhdGFfZW5kGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghoYXNfbW9yZRgMIAEoCBIWCg5yZXNvdXJjZV9jb3VudBgNIAEoDUoECAUQBlIJdHJ1bmNhdGVkKooBCg1TY2FuRGF0YVBhcnRzEh8KG1NDQU5fREFUQV9QQVJUU19VTlNQRUNJRklFRBAAEhkKFVNDQU5fREFUQV9QQVJUU19DT1VOVBABEh4KGlNDQU5fREFUQV9QQVJUU19BR0dSRUdBVEVTEAISHQoZU0NBTl9EQVRBX1BBUlRTX1JFU09VUkNFUxADMvUEChJDb25uZWN0aW9uc1NlcnZpY2USWwoQQ3JlYXRlQ29ubmVjdGlvbhIpLmNvc3Rnb3YuY29zdHMudjEuQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SVQoNR2V0Q29ubmVjdGlvbhImLmNvc3Rnb3YuY29zdHMudjEuR2V0Q29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SZgoPTGlzdENvbm5lY3Rpb25zEiguY29zdGdvdi5jb3N0cy52MS5MaXN0Q29ubmVjdGlvbnNSZXF1ZXN0GikuY29zdGdvdi5jb3N0cy52MS5MaXN0Q29ubmVjdGlvbnNSZXNwb25zZRJbChBVcGRhdGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5VcGRhdGVDb25uZWN0aW9uUmVxdWVzdBocLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvbhJpChBEZWxldGVDb25uZWN0aW9uEikuY29zdGdvdi5jb3N0cy52MS5EZWxldGVDb25uZWN0aW9uUmVxdWVzdBoqLmNvc3Rnb3YuY29zdHMudjEuRGVsZXRlQ29ubmVjdGlvblJlc3BvbnNlEnsKFkZpbmRNaXNzaW5nQ29ubmVjdGlvbnMSLy5jb3N0Z292LmNvc3RzLnYxLkZpbmRNaXNzaW5nQ29ubmVjdGlvbnNSZXF1ZXN0GjAuY29zdGdvdi5jb3N0cy52MS5GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVzcG9uc2UyiQMKD0Nvc3REYXRhU2VydmljZRJcCg5VcGxvYWRDb3N0RGF0YRInLmNvc3Rnb3YuY29zdHMudjEuVXBsb2FkQ29zdERhdGFSZXF1ZXN0Gh8uY29zdGdvdi5jb3N0cy52MS5Jbmdlc3RTdW1tYXJ5KAESUQoIR2V0U3BlbmQSIS5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdBoiLmNvc3Rnb3YuY29zdHMudjEuR2V0U3BlbmRSZXNwb25zZRJgCg1HZXREYWlseVNwZW5kEiYuY29zdGdvdi5jb3N0cy52MS5HZXREYWlseVNwZW5kUmVxdWVzdBonLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlc3BvbnNlEmMKDkdldFRhZ0NvdmVyYWdlEicuY29zdGdvdi5jb3N0cy52MS5HZXRUYWdDb3ZlcmFnZVJlcXVlc3QaKC5jb3N0Z292LmNvc3RzLnYxLkdldFRhZ0NvdmVyYWdlUmVzcG9uc2UybQoPU2NhbkRhdGFTZXJ2aWNlEloKC0dldFNjYW5EYXRhEiQuY29zdGdvdi5jb3N0cy52MS5HZXRTY2FuRGF0YVJlcXVlc3QaJS5jb3N0Z292LmNvc3RzLnYxLkdldFNjYW5EYXRhUmVzcG9uc2UyqQEKDFJhdGVzU2VydmljZRJDCgdTZXRSYXRlEiAuY29zdGdvdi5jb3N0cy52MS5TZXRSYXRlUmVxdWVzdBoWLmNvc3Rnb3YuY29zdHMudjEuUmF0ZRJUCglMaXN0UmF0ZXMSIi5jb3N0Z292LmNvc3RzLnYxLkxpc3RSYXRlc1JlcXVlc3QaIy5jb3N0Z292LmNvc3RzLnYxLkxpc3RSYXRlc1Jlc3BvbnNlYgZwcm90bzM',
+    'Chxjb3N0Z292L2Nvc3RzL3YxL2Nvc3RzLnByb3RvEhBjb3N0Z292LmNvc3RzLnYxIhgKFkdldFJhd1JldGVudGlvblJlcXVlc3QiVAoWU2V0UmF3UmV0ZW50aW9uUmVxdWVzdBIhChRyYXdfcmV0ZW50aW9uX21vbnRocxgBIAEoBUgAiAEBQhcKFV9yYXdfcmV0ZW50aW9uX21vbnRocyJbCgxSYXdSZXRlbnRpb24SDwoHdGVhbV9pZBgBIAEoCRIhChRyYXdfcmV0ZW50aW9uX21vbnRocxgCIAEoBUgAiAEBQhcKFV9yYXdfcmV0ZW50aW9uX21vbnRocyLeAQoKQ29ubmVjdGlvbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHByb3ZpZGVyGAMgASgJEg4KBnN0YXR1cxgEIAEoCRI0ChBsYXN0X2luZ2VzdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI5ChdDcmVhdGVDb25uZWN0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJIiIKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIooBChZMaXN0Q29ubmVjdGlvbnNSZXF1ZXN0EhUKCHByb3ZpZGVyGAEgASgJSACIAQESEwoGc3RhdHVzGAIgASgJSAGIAQESLAoEcGFnZRgDIAEoCzIeLmNvc3Rnb3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0QgsKCV9wcm92aWRlckIJCgdfc3RhdHVzIncKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEjEKC2Nvbm5lY3Rpb25zGAEgAygLMhwuY29zdGdvdi5jb3N0cy52MS5Db25uZWN0aW9uEikKBG1ldGEYAiABKAsyGy5jb3N0Z292LmNvbW1vbi52MS5QYWdlTWV0YSJhChdVcGRhdGVDb25uZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESEwoGc3RhdHVzGAMgASgJSAGIAQFCBwoFX25hbWVCCQoHX3N0YXR1cyIlChdEZWxldGVDb25uZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCSIaChhEZWxldGVDb25uZWN0aW9uUmVzcG9uc2UiLAodRmluZE1pc3NpbmdDb25uZWN0aW9uc1JlcXVlc3QSCwoDaWRzGAEgAygJIjUKHkZpbmRNaXNzaW5nQ29ubmVjdGlvbnNSZXNwb25zZRITCgttaXNzaW5nX2lkcxgBIAMoCSJWCgtVcGxvYWRTdGFydBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhgKEGNvbnRlbnRfZW5jb2RpbmcYAiABKAkSFgoOZGVjbGFyZWRfYnl0ZXMYAyABKAMiYAoVVXBsb2FkQ29zdERhdGFSZXF1ZXN0Ei4KBXN0YXJ0GAEgASgLMh0uY29zdGdvdi5jb3N0cy52MS5VcGxvYWRTdGFydEgAEg8KBWNodW5rGAIgASgMSABCBgoEcGFydCIyCg5DdXJyZW5jeUFtb3VudBIQCghjdXJyZW5jeRgBIAEoCRIOCgZhbW91bnQYAiABKAEiTwoOQ3VycmVuY3lUb3RhbHMSEAoIY3VycmVuY3kYASABKAkSEwoLYmlsbGVkX2Nvc3QYAiABKAESFgoOZWZmZWN0aXZlX2Nvc3QYAyABKAEiaAoSQmlsbGluZ1BlcmlvZFJhbmdlEikKBXN0YXJ0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgNlbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIp0BCg1Jbmdlc3RXYXJuaW5nEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRI9CgdkZXRhaWxzGAMgAygLMiwuY29zdGdvdi5jb3N0cy52MS5Jbmdlc3RXYXJuaW5nLkRldGFpbHNFbnRyeRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLJAgoNSW5nZXN0U3VtbWFyeRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEgwKBHJvd3MYAiABKAMSFQoNZm9jdXNfdmVyc2lvbhgDIAEoCRIXCg9iaWxsaW5nX3BlcmlvZHMYBCADKAkSMAoGdG90YWxzGAUgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeVRvdGFscxIVCg1yb3dzX3JlcGxhY2VkGAYgASgDEg0KBWJ5dGVzGAcgASgDEhMKC2R1cmF0aW9uX21zGAggASgDEkMKFWJpbGxpbmdfcGVyaW9kX3JhbmdlcxgJIAMoCzIkLmNvc3Rnb3YuY29zdHMudjEuQmlsbGluZ1BlcmlvZFJhbmdlEjEKCHdhcm5pbmdzGAogAygLMh8uY29zdGdvdi5jb3N0cy52MS5Jbmdlc3RXYXJuaW5nIocCCg9HZXRTcGVuZFJlcXVlc3QSFgoOY29ubmVjdGlvbl9pZHMYASADKAkSKAoEZnJvbRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKBHRhZ3MYBCADKAsyKy5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVxdWVzdC5UYWdzRW50cnkSFQoIY3VycmVuY3kYBSABKAlIAIgBARorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfY3VycmVuY3kijwIKEEdldFNwZW5kUmVzcG9uc2USNQoLYnlfY3VycmVuY3kYASADKAsyIC5jb3N0Z292LmNvc3RzLnYxLkN1cnJlbmN5QW1vdW50EhEKCWNvbnZlcnRlZBgCIAEoARI1Cgt1bmNvbnZlcnRlZBgDIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSFwoPbGFzdF9jaGFyZ2VfZGF5GAQgASgJEhcKD3VzYWdlX2NvbnZlcnRlZBgFIAEoARIWCg5sYXN0X3VzYWdlX2RheRgGIAEoCRIwCgxkYXRhX3Rocm91Z2gYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu0BChRHZXREYWlseVNwZW5kUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoEdGFncxgEIAMoCzIwLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBImwKCkRhaWx5U3BlbmQSCwoDZGF5GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhYKDmVmZmVjdGl2ZV9jb3N0GAMgASgBEhMKC2JpbGxlZF9jb3N0GAQgASgBEhIKCnVzYWdlX2Nvc3QYBSABKAEiQwoVR2V0RGFpbHlTcGVuZFJlc3BvbnNlEioKBGRheXMYASADKAsyHC5jb3N0Z292LmNvc3RzLnYxLkRhaWx5U3BlbmQimAEKFUdldFRhZ0NvdmVyYWdlUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcmVxdWlyZWRfdGFncxgEIAMoCSLBAQoWR2V0VGFnQ292ZXJhZ2VSZXNwb25zZRIxCgdjb3ZlcmVkGAEgAygLMiAuY29zdGdvdi5jb3N0cy52MS5DdXJyZW5jeUFtb3VudBIvCgV0b3RhbBgCIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQSDQoFcmF0aW8YAyABKAESNAoKdW50YWdnYWJsZRgEIAMoCzIgLmNvc3Rnb3YuY29zdHMudjEuQ3VycmVuY3lBbW91bnQicAoEUmF0ZRIVCg1mcm9tX2N1cnJlbmN5GAEgASgJEhMKC3RvX2N1cnJlbmN5GAIgASgJEgwKBHJhdGUYAyABKAESLgoKdXBkYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSgoOU2V0UmF0ZVJlcXVlc3QSFQoNZnJvbV9jdXJyZW5jeRgBIAEoCRITCgt0b19jdXJyZW5jeRgCIAEoCRIMCgRyYXRlGAMgASgBIhIKEExpc3RSYXRlc1JlcXVlc3QiOgoRTGlzdFJhdGVzUmVzcG9uc2USJQoFcmF0ZXMYASADKAsyFi5jb3N0Z292LmNvc3RzLnYxLlJhdGUijgIKEkdldFNjYW5EYXRhUmVxdWVzdBIWCg5jb25uZWN0aW9uX2lkcxgBIAMoCRIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEZGF5cxgDIAEoBRIVCg1tYXhfcmVzb3VyY2VzGAQgASgFEhsKE2FmdGVyX2Nvbm5lY3Rpb25faWQYBSABKAkSGQoRYWZ0ZXJfcmVzb3VyY2VfaWQYBiABKAkSEwoLc2hhcmRfaW5kZXgYByABKA0SEwoLc2hhcmRfY291bnQYCCABKA0SLgoFcGFydHMYCSABKA4yHy5jb3N0Z292LmNvc3RzLnYxLlNjYW5EYXRhUGFydHMi3AgKDFNjYW5SZXNvdXJjZRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhMKC3Jlc291cmNlX2lkGAIgASgJEhUKDXJlc291cmNlX25hbWUYAyABKAkSFQoNcmVzb3VyY2VfdHlwZRgEIAEoCRIUCgxzZXJ2aWNlX25hbWUYBSABKAkSGAoQc2VydmljZV9jYXRlZ29yeRgGIAEoCRIRCglyZWdpb25faWQYByABKAkSFgoOc3ViX2FjY291bnRfaWQYCCABKAkSFQoNcHJvdmlkZXJfbmFtZRgJIAEoCRIOCgZza3VfaWQYCiABKAkSFwoPY2hhcmdlX2NhdGVnb3J5GAsgASgJEhQKDHByaWNpbmdfdW5pdBgMIAEoCRIVCg1jb25zdW1lZF91bml0GA0gASgJEhgKEHByaWNpbmdfcXVhbnRpdHkYDiABKAESGQoRY29uc3VtZWRfcXVhbnRpdHkYDyABKAESNgoEdGFncxgQIAMoCzIoLmNvc3Rnb3YuY29zdHMudjEuU2NhblJlc291cmNlLlRhZ3NFbnRyeRITCgtiaWxsZWRfY29zdBgRIAEoARIWCg5lZmZlY3RpdmVfY29zdBgSIAEoARIWCglsaXN0X2Nvc3QYEyABKAFIAIgBARIcCg9jb250cmFjdGVkX2Nvc3QYFCABKAFIAYgBARIRCglkYXlzX3NlZW4YFSABKAUSEgoKaG91cnNfc2VlbhgWIAEoBRIuCgpmaXJzdF9zZWVuGBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglsYXN0X3NlZW4YGCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmNoYXJnZV9kZXNjcmlwdGlvbhgZIAEoCRIUCgxjaGFyZ2VfY2xhc3MYGiABKAkSGAoQcHJpY2luZ19jYXRlZ29yeRgbIAEoCRIeChZjb21taXRtZW50X2Rpc2NvdW50X2lkGBwgASgJEiQKHGNvbW1pdG1lbnRfZGlzY291bnRfY2F0ZWdvcnkYHSABKAkSIgoaY29tbWl0bWVudF9kaXNjb3VudF9zdGF0dXMYHiABKAkSIAoYY29tbWl0bWVudF9kaXNjb3VudF90eXBlGB8gASgJEh8KF2NhcGFjaXR5X3Jlc2VydmF0aW9uX2lkGCAgASgJEiMKG2NhcGFjaXR5X3Jlc2VydmF0aW9uX3N0YXR1cxghIAEoCRIeChZ1bnVzZWRfY29tbWl0bWVudF9jb3N0GCIgASgBEigKIHVudXNlZF9jYXBhY2l0eV9yZXNlcnZhdGlvbl9jb3N0GCMgASgBEh0KFWV4dGVuZGVkX3N1cHBvcnRfY29zdBgkIAEoARorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIMCgpfbGlzdF9jb3N0QhIKEF9jb250cmFjdGVkX2Nvc3QirgEKEERhaWx5U2VydmljZUNvc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRILCgNkYXkYAiABKAkSFAoMc2VydmljZV9uYW1lGAMgASgJEhgKEHNlcnZpY2VfY2F0ZWdvcnkYBCABKAkSFgoOZWZmZWN0aXZlX2Nvc3QYBSABKAESGgoSZGF0YV90cmFuc2Zlcl9jb3N0GAYgASgBEhIKCnVzYWdlX2Nvc3QYByABKAEi7wEKDUNvbW1pdG1lbnRVc2USFQoNY29ubmVjdGlvbl9pZBgBIAEoCRIeChZjb21taXRtZW50X2Rpc2NvdW50X2lkGAIgASgJEiAKGGNvbW1pdG1lbnRfZGlzY291bnRfdHlwZRgDIAEoCRIRCgl1c2VkX2Nvc3QYBCABKAESEwoLdW51c2VkX2Nvc3QYBSABKAESLgoKZmlyc3Rfc2VlbhgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbGFzdF9zZWVuGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLrAQoUQ29ubmVjdGlvblNjYW5Ub3RhbHMSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRIWCg5lZmZlY3RpdmVfY29zdBgCIAEoARIVCg11bnRhZ2dlZF9jb3N0GAMgASgBEhkKEXVuYXR0cmlidXRlZF9jb3N0GAQgASgBEhEKCXJlc291cmNlcxgFIAEoBRIPCgdyZWNvcmRzGAYgASgDEiAKGHVudGFnZ2FibGVfY2F0ZWdvcnlfY29zdBgHIAEoARIsCghkYXRhX2VuZBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUQoIVGFnVXNhZ2USCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJEhEKCXJlc291cmNlcxgDIAEoBRIWCg5lZmZlY3RpdmVfY29zdBgEIAEoASKlBAoTR2V0U2NhbkRhdGFSZXNwb25zZRIwCgx3aW5kb3dfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCndpbmRvd19lbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjEKCXJlc291cmNlcxgEIAMoCzIeLmNvc3Rnb3YuY29zdHMudjEuU2NhblJlc291cmNlEjYKBnRvdGFscxgGIAMoCzImLmNvc3Rnb3YuY29zdHMudjEuQ29ubmVjdGlvblNjYW5Ub3RhbHMSMQoFZGFpbHkYByADKAsyIi5jb3N0Z292LmNvc3RzLnYxLkRhaWx5U2VydmljZUNvc3QSLQoJdGFnX3VzYWdlGAggAygLMhouY29zdGdvdi5jb3N0cy52MS5UYWdVc2FnZRI0Cgtjb21taXRtZW50cxgJIAMoCzIfLmNvc3Rnb3YuY29zdHMudjEuQ29tbWl0bWVudFVzZRIuCgpkYXRhX3N0YXJ0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghkYXRhX2VuZBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIaGFzX21vcmUYDCABKAgSFgoOcmVzb3VyY2VfY291bnQYDSABKA1KBAgFEAZSCXRydW5jYXRlZCqKAQoNU2NhbkRhdGFQYXJ0cxIfChtTQ0FOX0RBVEFfUEFSVFNfVU5TUEVDSUZJRUQQABIZChVTQ0FOX0RBVEFfUEFSVFNfQ09VTlQQARIeChpTQ0FOX0RBVEFfUEFSVFNfQUdHUkVHQVRFUxACEh0KGVNDQU5fREFUQV9QQVJUU19SRVNPVVJDRVMQAzL1BAoSQ29ubmVjdGlvbnNTZXJ2aWNlElsKEENyZWF0ZUNvbm5lY3Rpb24SKS5jb3N0Z292LmNvc3RzLnYxLkNyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0GhwuY29zdGdvdi5jb3N0cy52MS5Db25uZWN0aW9uElUKDUdldENvbm5lY3Rpb24SJi5jb3N0Z292LmNvc3RzLnYxLkdldENvbm5lY3Rpb25SZXF1ZXN0GhwuY29zdGdvdi5jb3N0cy52MS5Db25uZWN0aW9uEmYKD0xpc3RDb25uZWN0aW9ucxIoLmNvc3Rnb3YuY29zdHMudjEuTGlzdENvbm5lY3Rpb25zUmVxdWVzdBopLmNvc3Rnb3YuY29zdHMudjEuTGlzdENvbm5lY3Rpb25zUmVzcG9uc2USWwoQVXBkYXRlQ29ubmVjdGlvbhIpLmNvc3Rnb3YuY29zdHMudjEuVXBkYXRlQ29ubmVjdGlvblJlcXVlc3QaHC5jb3N0Z292LmNvc3RzLnYxLkNvbm5lY3Rpb24SaQoQRGVsZXRlQ29ubmVjdGlvbhIpLmNvc3Rnb3YuY29zdHMudjEuRGVsZXRlQ29ubmVjdGlvblJlcXVlc3QaKi5jb3N0Z292LmNvc3RzLnYxLkRlbGV0ZUNvbm5lY3Rpb25SZXNwb25zZRJ7ChZGaW5kTWlzc2luZ0Nvbm5lY3Rpb25zEi8uY29zdGdvdi5jb3N0cy52MS5GaW5kTWlzc2luZ0Nvbm5lY3Rpb25zUmVxdWVzdBowLmNvc3Rnb3YuY29zdHMudjEuRmluZE1pc3NpbmdDb25uZWN0aW9uc1Jlc3BvbnNlMokDCg9Db3N0RGF0YVNlcnZpY2USXAoOVXBsb2FkQ29zdERhdGESJy5jb3N0Z292LmNvc3RzLnYxLlVwbG9hZENvc3REYXRhUmVxdWVzdBofLmNvc3Rnb3YuY29zdHMudjEuSW5nZXN0U3VtbWFyeSgBElEKCEdldFNwZW5kEiEuY29zdGdvdi5jb3N0cy52MS5HZXRTcGVuZFJlcXVlc3QaIi5jb3N0Z292LmNvc3RzLnYxLkdldFNwZW5kUmVzcG9uc2USYAoNR2V0RGFpbHlTcGVuZBImLmNvc3Rnb3YuY29zdHMudjEuR2V0RGFpbHlTcGVuZFJlcXVlc3QaJy5jb3N0Z292LmNvc3RzLnYxLkdldERhaWx5U3BlbmRSZXNwb25zZRJjCg5HZXRUYWdDb3ZlcmFnZRInLmNvc3Rnb3YuY29zdHMudjEuR2V0VGFnQ292ZXJhZ2VSZXF1ZXN0GiguY29zdGdvdi5jb3N0cy52MS5HZXRUYWdDb3ZlcmFnZVJlc3BvbnNlMm0KD1NjYW5EYXRhU2VydmljZRJaCgtHZXRTY2FuRGF0YRIkLmNvc3Rnb3YuY29zdHMudjEuR2V0U2NhbkRhdGFSZXF1ZXN0GiUuY29zdGdvdi5jb3N0cy52MS5HZXRTY2FuRGF0YVJlc3BvbnNlMqkBCgxSYXRlc1NlcnZpY2USQwoHU2V0UmF0ZRIgLmNvc3Rnb3YuY29zdHMudjEuU2V0UmF0ZVJlcXVlc3QaFi5jb3N0Z292LmNvc3RzLnYxLlJhdGUSVAoJTGlzdFJhdGVzEiIuY29zdGdvdi5jb3N0cy52MS5MaXN0UmF0ZXNSZXF1ZXN0GiMuY29zdGdvdi5jb3N0cy52MS5MaXN0UmF0ZXNSZXNwb25zZTLMAQoQUmV0ZW50aW9uU2VydmljZRJbCg9HZXRSYXdSZXRlbnRpb24SKC5jb3N0Z292LmNvc3RzLnYxLkdldFJhd1JldGVudGlvblJlcXVlc3QaHi5jb3N0Z292LmNvc3RzLnYxLlJhd1JldGVudGlvbhJbCg9TZXRSYXdSZXRlbnRpb24SKC5jb3N0Z292LmNvc3RzLnYxLlNldFJhd1JldGVudGlvblJlcXVlc3QaHi5jb3N0Z292LmNvc3RzLnYxLlJhd1JldGVudGlvbmIGcHJvdG8z',
     [file_costgov_common_v1_common, file_google_protobuf_timestamp],
   );
+
+/**
+ * @generated from message costgov.costs.v1.GetRawRetentionRequest
+ */
+export type GetRawRetentionRequest = Message<'costgov.costs.v1.GetRawRetentionRequest'> & {};
+
+/**
+ * @generated from message costgov.costs.v1.GetRawRetentionRequest
+ */
+export type GetRawRetentionRequestJson = {};
+
+/**
+ * Describes the message costgov.costs.v1.GetRawRetentionRequest.
+ * Use `create(GetRawRetentionRequestSchema)` to create a new message.
+ */
+export const GetRawRetentionRequestSchema: GenMessage<
+  GetRawRetentionRequest,
+  { jsonType: GetRawRetentionRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 0);
+
+/**
+ * @generated from message costgov.costs.v1.SetRawRetentionRequest
+ */
+export type SetRawRetentionRequest = Message<'costgov.costs.v1.SetRawRetentionRequest'> & {
+  /**
+   * 1 to 1200 months before the current month; unset keeps raw rows forever.
+   *
+   * @generated from field: optional int32 raw_retention_months = 1;
+   */
+  rawRetentionMonths?: number | undefined;
+};
+
+/**
+ * @generated from message costgov.costs.v1.SetRawRetentionRequest
+ */
+export type SetRawRetentionRequestJson = {
+  /**
+   * 1 to 1200 months before the current month; unset keeps raw rows forever.
+   *
+   * @generated from field: optional int32 raw_retention_months = 1;
+   */
+  rawRetentionMonths?: number;
+};
+
+/**
+ * Describes the message costgov.costs.v1.SetRawRetentionRequest.
+ * Use `create(SetRawRetentionRequestSchema)` to create a new message.
+ */
+export const SetRawRetentionRequestSchema: GenMessage<
+  SetRawRetentionRequest,
+  { jsonType: SetRawRetentionRequestJson }
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 1);
+
+/**
+ * @generated from message costgov.costs.v1.RawRetention
+ */
+export type RawRetention = Message<'costgov.costs.v1.RawRetention'> & {
+  /**
+   * @generated from field: string team_id = 1;
+   */
+  teamId: string;
+
+  /**
+   * Unset: kept forever.
+   *
+   * @generated from field: optional int32 raw_retention_months = 2;
+   */
+  rawRetentionMonths?: number | undefined;
+};
+
+/**
+ * @generated from message costgov.costs.v1.RawRetention
+ */
+export type RawRetentionJson = {
+  /**
+   * @generated from field: string team_id = 1;
+   */
+  teamId?: string;
+
+  /**
+   * Unset: kept forever.
+   *
+   * @generated from field: optional int32 raw_retention_months = 2;
+   */
+  rawRetentionMonths?: number;
+};
+
+/**
+ * Describes the message costgov.costs.v1.RawRetention.
+ * Use `create(RawRetentionSchema)` to create a new message.
+ */
+export const RawRetentionSchema: GenMessage<RawRetention, { jsonType: RawRetentionJson }> =
+  /*@__PURE__*/
+  messageDesc(file_costgov_costs_v1_costs, 2);
 
 /**
  * @generated from message costgov.costs.v1.Connection
@@ -114,7 +208,7 @@ export type ConnectionJson = {
  */
 export const ConnectionSchema: GenMessage<Connection, { jsonType: ConnectionJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 0);
+  messageDesc(file_costgov_costs_v1_costs, 3);
 
 /**
  * @generated from message costgov.costs.v1.CreateConnectionRequest
@@ -153,7 +247,7 @@ export type CreateConnectionRequestJson = {
 export const CreateConnectionRequestSchema: GenMessage<
   CreateConnectionRequest,
   { jsonType: CreateConnectionRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 1);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 4);
 
 /**
  * @generated from message costgov.costs.v1.GetConnectionRequest
@@ -182,7 +276,7 @@ export type GetConnectionRequestJson = {
 export const GetConnectionRequestSchema: GenMessage<
   GetConnectionRequest,
   { jsonType: GetConnectionRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 2);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 5);
 
 /**
  * @generated from message costgov.costs.v1.ListConnectionsRequest
@@ -231,7 +325,7 @@ export type ListConnectionsRequestJson = {
 export const ListConnectionsRequestSchema: GenMessage<
   ListConnectionsRequest,
   { jsonType: ListConnectionsRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 3);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 6);
 
 /**
  * @generated from message costgov.costs.v1.ListConnectionsResponse
@@ -270,7 +364,7 @@ export type ListConnectionsResponseJson = {
 export const ListConnectionsResponseSchema: GenMessage<
   ListConnectionsResponse,
   { jsonType: ListConnectionsResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 4);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 7);
 
 /**
  * Fields left unset are not changed.
@@ -323,7 +417,7 @@ export type UpdateConnectionRequestJson = {
 export const UpdateConnectionRequestSchema: GenMessage<
   UpdateConnectionRequest,
   { jsonType: UpdateConnectionRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 5);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 8);
 
 /**
  * @generated from message costgov.costs.v1.DeleteConnectionRequest
@@ -352,7 +446,7 @@ export type DeleteConnectionRequestJson = {
 export const DeleteConnectionRequestSchema: GenMessage<
   DeleteConnectionRequest,
   { jsonType: DeleteConnectionRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 6);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 9);
 
 /**
  * @generated from message costgov.costs.v1.DeleteConnectionResponse
@@ -371,7 +465,7 @@ export type DeleteConnectionResponseJson = {};
 export const DeleteConnectionResponseSchema: GenMessage<
   DeleteConnectionResponse,
   { jsonType: DeleteConnectionResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 7);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 10);
 
 /**
  * @generated from message costgov.costs.v1.FindMissingConnectionsRequest
@@ -400,7 +494,7 @@ export type FindMissingConnectionsRequestJson = {
 export const FindMissingConnectionsRequestSchema: GenMessage<
   FindMissingConnectionsRequest,
   { jsonType: FindMissingConnectionsRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 8);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 11);
 
 /**
  * @generated from message costgov.costs.v1.FindMissingConnectionsResponse
@@ -429,7 +523,7 @@ export type FindMissingConnectionsResponseJson = {
 export const FindMissingConnectionsResponseSchema: GenMessage<
   FindMissingConnectionsResponse,
   { jsonType: FindMissingConnectionsResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 9);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 12);
 
 /**
  * @generated from message costgov.costs.v1.UploadStart
@@ -485,7 +579,7 @@ export type UploadStartJson = {
  */
 export const UploadStartSchema: GenMessage<UploadStart, { jsonType: UploadStartJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 10);
+  messageDesc(file_costgov_costs_v1_costs, 13);
 
 /**
  * @generated from message costgov.costs.v1.UploadCostDataRequest
@@ -534,7 +628,7 @@ export type UploadCostDataRequestJson = {
 export const UploadCostDataRequestSchema: GenMessage<
   UploadCostDataRequest,
   { jsonType: UploadCostDataRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 11);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 14);
 
 /**
  * @generated from message costgov.costs.v1.CurrencyAmount
@@ -572,7 +666,7 @@ export type CurrencyAmountJson = {
  */
 export const CurrencyAmountSchema: GenMessage<CurrencyAmount, { jsonType: CurrencyAmountJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 12);
+  messageDesc(file_costgov_costs_v1_costs, 15);
 
 /**
  * @generated from message costgov.costs.v1.CurrencyTotals
@@ -620,7 +714,7 @@ export type CurrencyTotalsJson = {
  */
 export const CurrencyTotalsSchema: GenMessage<CurrencyTotals, { jsonType: CurrencyTotalsJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 13);
+  messageDesc(file_costgov_costs_v1_costs, 16);
 
 /**
  * One billing period of an uploaded file: a distinct BillingPeriodStart/BillingPeriodEnd pair.
@@ -666,7 +760,7 @@ export type BillingPeriodRangeJson = {
  */
 export const BillingPeriodRangeSchema: GenMessage<BillingPeriodRange, { jsonType: BillingPeriodRangeJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 14);
+  messageDesc(file_costgov_costs_v1_costs, 17);
 
 /**
  * Something the uploader of a stored file should know (the file was stored all the same).
@@ -728,7 +822,7 @@ export type IngestWarningJson = {
  */
 export const IngestWarningSchema: GenMessage<IngestWarning, { jsonType: IngestWarningJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 15);
+  messageDesc(file_costgov_costs_v1_costs, 18);
 
 /**
  * @generated from message costgov.costs.v1.IngestSummary
@@ -866,7 +960,7 @@ export type IngestSummaryJson = {
  */
 export const IngestSummarySchema: GenMessage<IngestSummary, { jsonType: IngestSummaryJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 16);
+  messageDesc(file_costgov_costs_v1_costs, 19);
 
 /**
  * @generated from message costgov.costs.v1.GetSpendRequest
@@ -942,7 +1036,7 @@ export type GetSpendRequestJson = {
  */
 export const GetSpendRequestSchema: GenMessage<GetSpendRequest, { jsonType: GetSpendRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 17);
+  messageDesc(file_costgov_costs_v1_costs, 20);
 
 /**
  * @generated from message costgov.costs.v1.GetSpendResponse
@@ -1064,7 +1158,7 @@ export type GetSpendResponseJson = {
  */
 export const GetSpendResponseSchema: GenMessage<GetSpendResponse, { jsonType: GetSpendResponseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 18);
+  messageDesc(file_costgov_costs_v1_costs, 21);
 
 /**
  * @generated from message costgov.costs.v1.GetDailySpendRequest
@@ -1123,7 +1217,7 @@ export type GetDailySpendRequestJson = {
 export const GetDailySpendRequestSchema: GenMessage<
   GetDailySpendRequest,
   { jsonType: GetDailySpendRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 19);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 22);
 
 /**
  * @generated from message costgov.costs.v1.DailySpend
@@ -1199,7 +1293,7 @@ export type DailySpendJson = {
  */
 export const DailySpendSchema: GenMessage<DailySpend, { jsonType: DailySpendJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 20);
+  messageDesc(file_costgov_costs_v1_costs, 23);
 
 /**
  * @generated from message costgov.costs.v1.GetDailySpendResponse
@@ -1228,7 +1322,7 @@ export type GetDailySpendResponseJson = {
 export const GetDailySpendResponseSchema: GenMessage<
   GetDailySpendResponse,
   { jsonType: GetDailySpendResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 21);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 24);
 
 /**
  * @generated from message costgov.costs.v1.GetTagCoverageRequest
@@ -1287,7 +1381,7 @@ export type GetTagCoverageRequestJson = {
 export const GetTagCoverageRequestSchema: GenMessage<
   GetTagCoverageRequest,
   { jsonType: GetTagCoverageRequestJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 22);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 25);
 
 /**
  * @generated from message costgov.costs.v1.GetTagCoverageResponse
@@ -1364,7 +1458,7 @@ export type GetTagCoverageResponseJson = {
 export const GetTagCoverageResponseSchema: GenMessage<
   GetTagCoverageResponse,
   { jsonType: GetTagCoverageResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 23);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 26);
 
 /**
  * @generated from message costgov.costs.v1.Rate
@@ -1422,7 +1516,7 @@ export type RateJson = {
  */
 export const RateSchema: GenMessage<Rate, { jsonType: RateJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 24);
+  messageDesc(file_costgov_costs_v1_costs, 27);
 
 /**
  * @generated from message costgov.costs.v1.SetRateRequest
@@ -1470,7 +1564,7 @@ export type SetRateRequestJson = {
  */
 export const SetRateRequestSchema: GenMessage<SetRateRequest, { jsonType: SetRateRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 25);
+  messageDesc(file_costgov_costs_v1_costs, 28);
 
 /**
  * @generated from message costgov.costs.v1.ListRatesRequest
@@ -1488,7 +1582,7 @@ export type ListRatesRequestJson = {};
  */
 export const ListRatesRequestSchema: GenMessage<ListRatesRequest, { jsonType: ListRatesRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 26);
+  messageDesc(file_costgov_costs_v1_costs, 29);
 
 /**
  * @generated from message costgov.costs.v1.ListRatesResponse
@@ -1516,7 +1610,7 @@ export type ListRatesResponseJson = {
  */
 export const ListRatesResponseSchema: GenMessage<ListRatesResponse, { jsonType: ListRatesResponseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 27);
+  messageDesc(file_costgov_costs_v1_costs, 30);
 
 /**
  * @generated from message costgov.costs.v1.GetScanDataRequest
@@ -1668,7 +1762,7 @@ export type GetScanDataRequestJson = {
  */
 export const GetScanDataRequestSchema: GenMessage<GetScanDataRequest, { jsonType: GetScanDataRequestJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 28);
+  messageDesc(file_costgov_costs_v1_costs, 31);
 
 /**
  * @generated from message costgov.costs.v1.ScanResource
@@ -2064,7 +2158,7 @@ export type ScanResourceJson = {
  */
 export const ScanResourceSchema: GenMessage<ScanResource, { jsonType: ScanResourceJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 29);
+  messageDesc(file_costgov_costs_v1_costs, 32);
 
 /**
  * @generated from message costgov.costs.v1.DailyServiceCost
@@ -2168,7 +2262,7 @@ export type DailyServiceCostJson = {
  */
 export const DailyServiceCostSchema: GenMessage<DailyServiceCost, { jsonType: DailyServiceCostJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 30);
+  messageDesc(file_costgov_costs_v1_costs, 33);
 
 /**
  * One commitment discount (savings plan, reservation) of a connection over the window, from the rows
@@ -2274,7 +2368,7 @@ export type CommitmentUseJson = {
  */
 export const CommitmentUseSchema: GenMessage<CommitmentUse, { jsonType: CommitmentUseJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 31);
+  messageDesc(file_costgov_costs_v1_costs, 34);
 
 /**
  * Totals of one connection over the window. Charges whose ChargeCategory is Tax, Credit, Purchase or
@@ -2407,7 +2501,7 @@ export type ConnectionScanTotalsJson = {
 export const ConnectionScanTotalsSchema: GenMessage<
   ConnectionScanTotals,
   { jsonType: ConnectionScanTotalsJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 32);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 35);
 
 /**
  * @generated from message costgov.costs.v1.TagUsage
@@ -2465,7 +2559,7 @@ export type TagUsageJson = {
  */
 export const TagUsageSchema: GenMessage<TagUsage, { jsonType: TagUsageJson }> =
   /*@__PURE__*/
-  messageDesc(file_costgov_costs_v1_costs, 33);
+  messageDesc(file_costgov_costs_v1_costs, 36);
 
 /**
  * @generated from message costgov.costs.v1.GetScanDataResponse
@@ -2634,7 +2728,7 @@ export type GetScanDataResponseJson = {
 export const GetScanDataResponseSchema: GenMessage<
   GetScanDataResponse,
   { jsonType: GetScanDataResponseJson }
-> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 34);
+> = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 37);
 
 /**
  * What GetScanData answers. A scan plans with COUNT, judges resources shard by shard with RESOURCES
@@ -2842,3 +2936,29 @@ export const RatesService: GenService<{
     output: typeof ListRatesResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_costgov_costs_v1_costs, 3);
+
+/**
+ * How long a team's raw FOCUS rows are kept (`costgov teams raw-retention`), operator-only like the
+ * team settings of identity: whole billing periods past it are dropped by a periodic sweep; the daily
+ * rollups that spend, budgets and posture read are kept.
+ *
+ * @generated from service costgov.costs.v1.RetentionService
+ */
+export const RetentionService: GenService<{
+  /**
+   * @generated from rpc costgov.costs.v1.RetentionService.GetRawRetention
+   */
+  getRawRetention: {
+    methodKind: 'unary';
+    input: typeof GetRawRetentionRequestSchema;
+    output: typeof RawRetentionSchema;
+  };
+  /**
+   * @generated from rpc costgov.costs.v1.RetentionService.SetRawRetention
+   */
+  setRawRetention: {
+    methodKind: 'unary';
+    input: typeof SetRawRetentionRequestSchema;
+    output: typeof RawRetentionSchema;
+  };
+}> = /*@__PURE__*/ serviceDesc(file_costgov_costs_v1_costs, 4);

@@ -1,0 +1,272 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { costs } from '@costgov/contracts';
+import type { Db } from '@costgov/db';
+import { ValidationError } from '@costgov/errors';
+import { newId } from '@costgov/ids';
+import type { RpcClient } from '@costgov/rpc';
+import { captureLogger, uploadParts } from '@costgov/testing';
+import { focusLines, type GenerateOptions } from '../src/cost-data/generate';
+import { retainedFrom, retentionFactory } from '../src/retention/retention';
+import { startCosts, type CostsUnderTest } from './fixture';
+
+const as = { teamId: newId('team') };
+const asOther = { teamId: newId('team') };
+const setup = process.env.DATABASE_URL ? 'postgres' : 'pglite';
+
+let costsService: CostsUnderTest;
+let db: Db;
+let connections: RpcClient<typeof costs.ConnectionsService>;
+let costData: RpcClient<typeof costs.CostDataService>;
+let retentionClient: RpcClient<typeof costs.RetentionService>;
+
+beforeAll(async () => {
+  costsService = await startCosts();
+  ({ db } = costsService);
+  ({ connections, costData } = costsService.clients);
+  retentionClient = costsService.client(costs.RetentionService);
+}, 30_000);
+
+afterAll(() => costsService?.stop());
+
+const newConnection = async (owner = as) =>
+  (await connections.createConnection({ name: `aws-${newId('event')}`, provider: 'aws' }, owner)).id;
+
+/** A generated file and what the test reads out of it: its rows and their BilledCost sum. */
+function file(options: GenerateOptions) {
+  const body = Buffer.from([...focusLines(options)].join(''));
+  const records = parse(body, { columns: true }) as Record<string, string>[];
+  return {
+    body,
+    rows: records.length,
+    billed: records.reduce((sum, record) => sum + Number(record.BilledCost), 0),
+    effective: records.reduce((sum, record) => sum + Number(record.EffectiveCost), 0),
+  };
+}
+type File = ReturnType<typeof file>;
+
+/** Two files, the second's header line left out: one upload carrying both billing periods. */
+const joined = (first: File, second: File): File => {
+  const body = second.body.toString();
+  return {
+    body: Buffer.concat([first.body, Buffer.from(body.slice(body.indexOf('\n') + 1))]),
+    rows: first.rows + second.rows,
+    billed: first.billed + second.billed,
+    effective: first.effective + second.effective,
+  };
+};
+
+const upload = (connectionId: string, f: File, owner = as) =>
+  costData.uploadCostData(uploadParts(connectionId, f.body), owner);
+
+/** The period's raw rows as a reader sees them in one statement. */
+async function periodTotal(connectionId: string, period: string) {
+  const { rows } = await db.query<{ rows: number; billed: number }>(
+    `SELECT count(*)::int AS rows, coalesce(sum(billed_cost), 0)::float8 AS billed
+     FROM cost_records WHERE connection_id = $1 AND billing_period_start = $2::date`,
+    [connectionId, period],
+  );
+  return { rows: Number(rows[0]!.rows), billed: Number(rows[0]!.billed) };
+}
+
+/** Heap and total bytes of every raw-row partition of a connection. */
+async function partitionBytes(connectionId: string) {
+  const { rows } = await db.query<{ heap: number; total: number; partitions: number }>(
+    `SELECT coalesce(sum(pg_relation_size(t.relid)), 0)::float8 AS heap,
+       coalesce(sum(pg_total_relation_size(t.relid)), 0)::float8 AS total, count(*)::int AS partitions
+     FROM pg_partition_tree('cost_records') t
+     JOIN cost_record_periods p ON p.table_name = t.relid::regclass::text
+     WHERE t.isleaf AND p.connection_id = $1`,
+    [connectionId],
+  );
+  return { heap: Number(rows[0]!.heap), total: Number(rows[0]!.total), partitions: rows[0]!.partitions };
+}
+
+const rollupsOf = `SELECT * FROM daily_costs WHERE connection_id = $1
+  ORDER BY day, billing_period_start, service_name, resource_id, tags::text, billing_currency, usage_based`;
+
+const periodsOf = async (connectionId: string) =>
+  (
+    await db.query<{ period: string; rows: number | null; table_name: string }>(
+      `SELECT to_char(billing_period_start, 'YYYY-MM-DD') AS period, rows, table_name FROM cost_record_periods
+       WHERE connection_id = $1 ORDER BY billing_period_start`,
+      [connectionId],
+    )
+  ).rows.map((row) => ({ ...row, rows: row.rows === null ? null : Number(row.rows) }));
+
+describe(`restating a billing period swaps its partition (${setup})`, () => {
+  it('readers during the swap see the old period or the new one, never both, never neither', async () => {
+    const connectionId = await newConnection();
+    const old = file({ rows: 3000, month: '2026-03', seed: 1 });
+    const restated = file({ rows: 2000, month: '2026-03', seed: 2 });
+    expect(old.rows).not.toBe(restated.rows);
+    await upload(connectionId, old);
+
+    // A second connection of the pool on Postgres; on PGlite, statements interleaved with the upload's.
+    const seen: Array<{ rows: number; billed: number }> = [];
+    let reading = true;
+    const reader = (async () => {
+      while (reading) {
+        seen.push(await periodTotal(connectionId, '2026-03-01'));
+        // PGlite answers without I/O: let the upload's gRPC stream run between reads.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    for (const f of [restated, old, restated]) await upload(connectionId, f);
+    reading = false;
+    await reader;
+
+    const matches = (observed: { rows: number; billed: number }, f: File) =>
+      observed.rows === f.rows && Math.abs(observed.billed - f.billed) < 1e-6;
+    for (const observed of seen) {
+      expect(
+        matches(observed, old) || matches(observed, restated),
+        `${JSON.stringify(observed)} is neither the old total nor the new one`,
+      ).toBe(true);
+    }
+    expect(seen.some((observed) => matches(observed, old))).toBe(true);
+    expect(seen.some((observed) => matches(observed, restated))).toBe(true);
+    expect(matches(seen.at(-1)!, restated)).toBe(true);
+    expect(await periodsOf(connectionId)).toEqual([
+      { period: '2026-03-01', rows: restated.rows, table_name: expect.stringContaining(connectionId) },
+    ]);
+  }, 120_000);
+
+  it('keeps the raw rows the same size however often a period is restated', async () => {
+    const connectionId = await newConnection();
+    const f = file({ rows: 4000, month: '2026-04', seed: 3 });
+    const first = await upload(connectionId, f);
+    expect(Number(first.rowsReplaced)).toBe(0);
+    const before = await partitionBytes(connectionId);
+    expect(before.partitions).toBe(1);
+    for (let i = 0; i < 4; i++) {
+      const summary = await upload(connectionId, f);
+      expect(Number(summary.rowsReplaced)).toBe(f.rows);
+      const after = await partitionBytes(connectionId);
+      expect(after.partitions).toBe(1);
+      // The same rows in a fresh table: the same heap; a delete-and-insert would add a period each time.
+      expect(after.heap).toBe(before.heap);
+      expect(after.total).toBeLessThanOrEqual(before.total + 3 * 8192);
+      expect(await periodTotal(connectionId, '2026-04-01')).toEqual({
+        rows: f.rows,
+        billed: expect.closeTo(f.billed, 6),
+      });
+    }
+    // Nothing left over: no load table, no dropped partition still around.
+    const { rows: leftovers } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'cost_staging_%' AND relkind = 'r'`,
+    );
+    expect(leftovers[0]!.n).toBe(0);
+  }, 60_000);
+
+  it('splits a file of two billing periods into a partition each, replacing only those', async () => {
+    const connectionId = await newConnection();
+    const may = file({ rows: 500, month: '2026-05', seed: 4 });
+    const june = file({ rows: 700, month: '2026-06', seed: 5 });
+    const july = file({ rows: 300, month: '2026-07', seed: 6 });
+    await upload(connectionId, july);
+    const both = joined(may, june);
+    const summary = await upload(connectionId, both);
+    expect(summary.billingPeriods).toEqual(['2026-05-01', '2026-06-01']);
+    expect(Number(summary.rowsReplaced)).toBe(0);
+    const mayAgain = file({ rows: 400, month: '2026-05', seed: 7 });
+    const again = await upload(connectionId, joined(mayAgain, june));
+    expect(Number(again.rowsReplaced)).toBe(may.rows + june.rows);
+    expect((await periodsOf(connectionId)).map(({ period, rows }) => ({ period, rows }))).toEqual([
+      { period: '2026-05-01', rows: mayAgain.rows },
+      { period: '2026-06-01', rows: june.rows },
+      { period: '2026-07-01', rows: july.rows },
+    ]);
+    for (const [period, f] of [
+      ['2026-05-01', mayAgain],
+      ['2026-06-01', june],
+      ['2026-07-01', july],
+    ] as const) {
+      expect(await periodTotal(connectionId, period)).toEqual({
+        rows: f.rows,
+        billed: expect.closeTo(f.billed, 6),
+      });
+    }
+  }, 60_000);
+
+  it('reads only the partitions a connection and a period name', async () => {
+    const connectionId = await newConnection();
+    await upload(connectionId, file({ rows: 100, month: '2026-08', seed: 8 }));
+    await upload(connectionId, file({ rows: 100, month: '2026-09', seed: 9 }));
+    const { rows } = await db.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT * FROM cost_records WHERE connection_id = '${connectionId}'
+         AND billing_period_start >= '2026-09-01' AND billing_period_start < '2026-10-01'`,
+    );
+    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+    expect(plan).toContain(`cost_records_${connectionId}_20260901`);
+    expect(plan).not.toContain('_20260801');
+  });
+});
+
+describe(`retention of raw rows per team (${setup})`, () => {
+  const at = new Date('2026-11-15T10:00:00Z');
+  const months = ['2025-09', '2025-10', '2025-11', '2026-10'];
+
+  it('is set per team over gRPC, checked, and cleared', async () => {
+    expect(await retentionClient.getRawRetention({}, as)).toMatchObject({ teamId: as.teamId });
+    expect((await retentionClient.getRawRetention({}, as)).rawRetentionMonths).toBeUndefined();
+    expect((await retentionClient.setRawRetention({ rawRetentionMonths: 6 }, as)).rawRetentionMonths).toBe(6);
+    expect((await retentionClient.getRawRetention({}, as)).rawRetentionMonths).toBe(6);
+    for (const bad of [0, 1201]) {
+      await expect(retentionClient.setRawRetention({ rawRetentionMonths: bad }, as)).rejects.toBeInstanceOf(
+        ValidationError,
+      );
+    }
+    expect((await retentionClient.setRawRetention({}, as)).rawRetentionMonths).toBeUndefined();
+    expect((await retentionClient.getRawRetention({}, asOther)).rawRetentionMonths).toBeUndefined();
+  });
+
+  it('drops whole periods past retention, keeps the rollups and the spend answers', async () => {
+    const kept = await newConnection();
+    const untouched = await newConnection(asOther); // a team without retention
+    const files = months.map((month, i) => file({ rows: 200, month, seed: 20 + i }));
+    for (const f of files) {
+      await upload(kept, f);
+      await upload(untouched, f, asOther);
+    }
+    const whole = {
+      from: timestampFromDate(new Date('2025-08-01T00:00:00Z')),
+      to: timestampFromDate(new Date('2026-12-01T00:00:00Z')),
+    };
+    const spendBefore = await costData.getSpend({ connectionIds: [kept], ...whole }, as);
+    const expected = files.reduce((sum, f) => sum + f.effective, 0);
+    expect(spendBefore.byCurrency.reduce((sum, c) => sum + c.amount, 0)).toBeCloseTo(expected, 6);
+    const rollupsBefore = await db.query(rollupsOf, [kept]);
+
+    await retentionClient.setRawRetention({ rawRetentionMonths: 12 }, as);
+    const { logger, lines } = captureLogger();
+    const retention = retentionFactory({ db, now: () => at, logger });
+    const from = retainedFrom(at, 12);
+    expect(from.toISOString().slice(0, 10)).toBe('2025-11-01');
+    const past = months.filter((month) => new Date(`${month}-01T00:00:00Z`) < from);
+    expect(past).toEqual(['2025-09', '2025-10']);
+
+    expect(await retention.sweep()).toBe(past.length);
+    expect((await periodsOf(kept)).map((p) => p.period)).toEqual(['2025-11-01', '2026-10-01']);
+    for (const [i, month] of months.entries()) {
+      const raw = await periodTotal(kept, `${month}-01`);
+      expect(raw.rows).toBe(past.includes(month) ? 0 : files[i]!.rows);
+      expect(await periodTotal(untouched, `${month}-01`)).toMatchObject({ rows: files[i]!.rows });
+    }
+    const { rows: tables } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_class WHERE relname = ANY($1::text[])`,
+      [past.map((month) => `cost_records_${kept}_${month.replace('-', '')}01`)],
+    );
+    expect(tables[0]!.n).toBe(0);
+    const dropped = lines.filter((line) => line.msg === 'dropped raw cost rows past retention');
+    expect(dropped.map((line) => line.billing_period_start)).toEqual(past.map((month) => `${month}-01`));
+    expect(dropped.every((line) => line.connection_id === kept && line.team_id === as.teamId)).toBe(true);
+
+    const rollupsAfter = await db.query(rollupsOf, [kept]);
+    expect(rollupsAfter.rows).toEqual(rollupsBefore.rows);
+    expect(await costData.getSpend({ connectionIds: [kept], ...whole }, as)).toEqual(spendBefore);
+    // A second sweep finds nothing more.
+    expect(await retention.sweep()).toBe(0);
+  }, 60_000);
+});
