@@ -244,6 +244,17 @@ describe(`connections service (${process.env.DATABASE_URL ? 'postgres' : 'pglite
       doomed.id,
     ]);
     expect(spendRows).toEqual([]);
+    // Its raw rows went as whole tables (the connection's partitions), the kept one's stay.
+    const tablesOf = async (connectionId: string) =>
+      (
+        await db.query<{ n: number }>(
+          `SELECT (SELECT count(*) FROM cost_record_periods WHERE connection_id = $1)
+             + (SELECT count(*) FROM pg_class WHERE relname LIKE 'cost_records_' || $1 || '%')::int AS n`,
+          [connectionId],
+        )
+      ).rows[0]!.n;
+    expect(Number(await tablesOf(doomed.id))).toBe(0);
+    expect(Number(await tablesOf(kept.id))).toBe(1 + 2); // its period listed, its two tables
     expect(await costRowsOf(kept.id)).toEqual([2, 2, 1]);
     // The name is free again.
     await expect(client.createConnection({ name: 'doomed', provider: 'aws' }, asA)).resolves.toMatchObject({
