@@ -15,12 +15,15 @@ import { createOutput, type Io, type Output, type OutputMode } from './output';
 
 export type IdentityClient = RpcClient<typeof identity.IdentityService>;
 export type RatesClient = RpcClient<typeof costs.RatesService>;
+export type RetentionClient = RpcClient<typeof costs.RetentionService>;
 
 /** What an action works with: the identity service, where to print, and the clock. */
 export interface Session {
   identity: IdentityClient;
   /** The costs service's exchange rates, at `--costs`; connected on first use. */
   rates(): RatesClient;
+  /** The costs service's retention of raw rows per team, at `--costs`; connected on first use. */
+  retention(): RetentionClient;
   output: Output;
   now: () => Date;
   /** Ends the run with this exit code once the action returns (a gate's verdict), rather than 0. */
@@ -45,7 +48,7 @@ export const defaultCostsAddress = '127.0.0.1:50054';
 
 interface GlobalOptions {
   identity: string;
-  /** Set on the commands that talk to the costs service (rates). */
+  /** Set on the commands that talk to the costs service (rates, teams raw-retention). */
   costs?: string;
   json?: boolean;
   quiet?: boolean;
@@ -80,17 +83,19 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       let identityClient: IdentityClient | undefined;
       const client = () => (identityClient ??= createRpcClient(identity.IdentityService, identityAddress));
       let ratesClient: RatesClient | undefined;
+      let retentionClient: RetentionClient | undefined;
+      const costsAddress = () => {
+        const address = globals.costs ?? (io.env.COSTS_ADDR || defaultCostsAddress);
+        target = { service: 'costs', address, env: 'COSTS_ADDR' };
+        return address;
+      };
       try {
         const session: Session = {
           get identity() {
             return client();
           },
-          rates: () => {
-            const address = globals.costs ?? (io.env.COSTS_ADDR || defaultCostsAddress);
-            target = { service: 'costs', address, env: 'COSTS_ADDR' };
-            ratesClient ??= createRpcClient(costs.RatesService, address);
-            return ratesClient;
-          },
+          rates: () => (ratesClient ??= createRpcClient(costs.RatesService, costsAddress())),
+          retention: () => (retentionClient ??= createRpcClient(costs.RetentionService, costsAddress())),
           output: createOutput(io, mode),
           now: () => new Date(),
           exitWith: (code) => {
@@ -105,6 +110,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       } finally {
         identityClient?.close();
         ratesClient?.close();
+        retentionClient?.close();
       }
     };
   }

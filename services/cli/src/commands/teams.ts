@@ -1,7 +1,7 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { wholeNumber } from '../arguments';
 import { time, type Field } from '../output';
-import type { Act } from '../program';
+import { defaultCostsAddress, type Act } from '../program';
 import { teamView, type LimitsView, type TeamView } from '../views';
 
 const limits = ({ requestsPerMinute, concurrentRequests }: LimitsView) =>
@@ -50,6 +50,29 @@ const anomalyImpactFields: readonly Field<AnomalyImpactView>[] = [
       settings.anomalyMinDailyImpact === null ? 'scanner default' : String(settings.anomalyMinDailyImpact),
   ],
 ];
+
+interface RawRetentionView {
+  teamId: string;
+  /** null: raw rows are kept forever. */
+  rawRetentionMonths: number | null;
+}
+
+const rawRetentionFields: readonly Field<RawRetentionView>[] = [
+  ['team', (settings) => settings.teamId],
+  [
+    'raw retention',
+    (settings) =>
+      settings.rawRetentionMonths === null ? 'forever' : `${settings.rawRetentionMonths} months`,
+  ],
+];
+
+/** Whole months from 1 to 1200 (a hundred years). */
+function months(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > 1200)
+    throw new InvalidArgumentError('Expected a whole number of months from 1 to 1200.');
+  return value;
+}
 
 /** An amount of money from 0, as the data's currency writes it (e.g. 50 or 12.5). */
 function amount(text: string): number {
@@ -203,6 +226,48 @@ export function registerTeams(program: Command, act: Act): void {
             anomalyMinDailyImpact: settings.anomalyMinDailyImpact ?? null,
           };
           output.show(view, anomalyImpactFields, (s) => String(s.anomalyMinDailyImpact ?? ''));
+        },
+      ),
+    );
+  teams
+    .command('raw-retention')
+    .description(
+      "show or set how many months before the current one the team's raw cost rows are kept (older billing periods are dropped whole; the daily rollups that spend and budgets read are kept)",
+    )
+    .argument('<team-id>')
+    .argument('[months]', 'e.g. 13', months)
+    .option('--clear', 'keep raw rows forever (the default)')
+    .addOption(
+      new Option(
+        '--costs <host:port>',
+        `address of the costs service (env COSTS_ADDR, else ${defaultCostsAddress})`,
+      ),
+    )
+    .action(
+      act(
+        async (
+          { retention, output, forTeam },
+          teamId: string,
+          value: number | undefined,
+          options: { clear?: boolean },
+          command: Command,
+        ) => {
+          if (options.clear && value !== undefined) {
+            command.error('error: give a number of months or --clear, not both', {
+              exitCode: 2,
+              code: 'costgov.monthsAndClear',
+            });
+          }
+          const context = await forTeam(teamId);
+          const settings =
+            value !== undefined || options.clear
+              ? await retention().setRawRetention({ rawRetentionMonths: value }, context)
+              : await retention().getRawRetention({}, context);
+          const view: RawRetentionView = {
+            teamId: settings.teamId,
+            rawRetentionMonths: settings.rawRetentionMonths ?? null,
+          };
+          output.show(view, rawRetentionFields, (s) => String(s.rawRetentionMonths ?? ''));
         },
       ),
     );
