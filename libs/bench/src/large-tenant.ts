@@ -79,8 +79,12 @@ function cpuCgroup(name: string, pid: number, quotaUs: number): { remove(): void
   } catch (error) {
     return `cannot use the cgroup ${dir}: ${(error as Error).message}`;
   }
+  // Removed after the scan; also when the bench ends first (Ctrl-C), its workers stopped by then.
+  const onExit = () => rmdirQuietly(dir);
+  process.once('exit', onExit);
   return {
     remove() {
+      process.off('exit', onExit);
       // A group can go once its processes have (they are stopped before); its tasks move to the root.
       try {
         for (const tid of readFileSync(path.join(dir, 'tasks'), 'utf8').split('\n').filter(Boolean))
@@ -91,6 +95,14 @@ function cpuCgroup(name: string, pid: number, quotaUs: number): { remove(): void
       }
     },
   };
+}
+
+function rmdirQuietly(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // still in use, or gone already
+  }
 }
 
 /** The thread ids of a process (/proc/<pid>/task). */
