@@ -44,8 +44,20 @@ export interface NatsBusOptions {
   streamLimits?: StreamLimits;
 }
 
-/** How long one pull request waits on the server; heartbeats come every half of it. */
-const pullExpiresMs = 5_000;
+/** How long one pull request waits on the server, and the pause between two checks of a lost consumer. */
+const pullExpiresMs = 3_000;
+/**
+ * Heartbeats of a pull: when the server holding it dies (a cluster member), two missed heartbeats (2 s)
+ * make the client check the consumer and pull again, from its new leader once elected.
+ */
+const pullHeartbeatMs = 1_000;
+/**
+ * JetStream API calls of the consume loop (the consumer check after missed heartbeats): a check that
+ * meets a consumer without a leader fails after this long and is tried again a pull's expiry later.
+ */
+const consumerApiTimeoutMs = 2_000;
+/** How long a publish waits for the stream leader's ack before it fails (and the outbox relay retries). */
+const publishTimeoutMs = 2_000;
 
 interface ConsumeRun {
   gate: ReturnType<typeof createGate>;
@@ -67,6 +79,7 @@ export async function createNatsBus({
   const log = logger.child({ component: 'bus', bus: 'nats' });
   const { nc, jsm } = await connectNats({ url, name, logger: log, connectTimeoutMs });
   const js = jetstream(nc);
+  const jsConsume = jetstream(nc, { timeout: consumerApiTimeoutMs });
 
   const streams = new Map<string, Promise<string>>();
   const ensureServiceStream = (service: string): Promise<string> => {
@@ -77,10 +90,26 @@ export async function createNatsBus({
         return name;
       });
       streams.set(service, stream);
-      // Forget failures (and, in publish, streams deleted under us) so the next call tries again.
+      // Forget failures so the next call tries again.
       stream.catch(() => streams.delete(service));
     }
     return stream;
+  };
+  /**
+   * After a failed publish: makes sure the stream exists (it may have been deleted under us) in the
+   * background, one check at a time. A publish does not wait for it: while a cluster elects a stream's
+   * new leader the check would wait out its timeout, and the retries of the outbox would wait behind it.
+   */
+  const rechecking = new Set<string>();
+  const recheckStream = (service: string) => {
+    if (rechecking.has(service)) return;
+    rechecking.add(service);
+    ensureStream(jsm, namespace, service, streamLimits)
+      .then(({ name }) => void streams.set(service, Promise.resolve(name)))
+      .catch((error: unknown) =>
+        log.debug({ err: error, service }, 'stream check after a failed publish failed'),
+      )
+      .finally(() => rechecking.delete(service));
   };
   const consumers = new Set<Consumer>();
   /** Durables this bus consumes, by `stream/consumer`, for consumerLag(). */
@@ -95,12 +124,13 @@ export async function createNatsBus({
       return stream;
     };
     const stream = await setUp();
-    // Each pull lasts pullExpiresMs with heartbeats every half of it: when the server holding the pull
-    // dies (a cluster member), two missed heartbeats make the client pull again from the consumer's new
-    // leader within seconds, where nats.js's default (30 s pulls) would leave it idle about 45 s.
+    // Each pull lasts pullExpiresMs with a heartbeat every pullHeartbeatMs: when the server holding the
+    // pull dies (a cluster member), two missed heartbeats make the client check the consumer and pull
+    // again from its new leader within seconds, where nats.js's default (30 s pulls, heartbeats every
+    // 15 s, 30 s API timeout backoff) would leave it idle up to a minute.
     const messages = await (
-      await js.consumers.get(stream, durable)
-    ).consume({ max_messages: options.concurrency, expires: pullExpiresMs });
+      await jsConsume.consumers.get(stream, durable)
+    ).consume({ max_messages: options.concurrency, expires: pullExpiresMs, idle_heartbeat: pullHeartbeatMs });
     const key = `${stream}/${durable}`;
     const entry = subscribed.get(key) ?? { stream, consumer: durable, count: 0 };
     entry.count++;
@@ -168,9 +198,13 @@ export async function createNatsBus({
         const headers = natsHeaders();
         for (const [key, value] of Object.entries(wire.headers)) headers.set(key, value);
         try {
-          await js.publish(wire.subject, wire.body, { msgID: options?.dedupeId ?? event.id, headers });
+          await js.publish(wire.subject, wire.body, {
+            msgID: options?.dedupeId ?? event.id,
+            headers,
+            timeout: publishTimeoutMs,
+          });
         } catch (error) {
-          streams.delete(service);
+          recheckStream(service);
           throw error;
         }
       });
