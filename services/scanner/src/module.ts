@@ -15,9 +15,9 @@ import { allRules } from './rules/catalogue';
 import { abandonedChargeSweeper } from './scans/abandoned-charges';
 import { projectLookupOverRpc, type ProjectLookup } from './scans/project-lookup';
 import { refundFailedScan } from './scans/refund-failed';
-import { runRulesOverRpc } from './scans/rules-over-rpc';
+import { scanRunnerOverRpc } from './scans/rules-over-rpc';
 import { scansRpc, type FindingsOfScan } from './scans/rpc';
-import { noRulesRunner, slowedBy, wholeScanRunner, type ScanRunner } from './scans/run-rules';
+import { noRulesRunner, slowedBy, type ScanRunner } from './scans/run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from './scans/scan-credits';
 import { startScanWorker } from './scans/scan-worker';
 import { scansFactory } from './scans/scans';
@@ -200,16 +200,13 @@ async function startScans(
   const runner =
     options.runner ??
     (overRpc
-      ? wholeScanRunner(
-          runRulesOverRpc({
-            scanData: clients.scanData(options),
-            identityClient: clients.identity(options),
-            now: ctx.now,
-            minDailyImpact: config.ANOMALY_MIN_DAILY_IMPACT,
-            rates: clients.rates(options),
-            logger: ctx.logger,
-          }),
-        )
+      ? scanRunnerOverRpc({
+          scanData: clients.scanData(options),
+          identityClient: clients.identity(options),
+          minDailyImpact: config.ANOMALY_MIN_DAILY_IMPACT,
+          rates: clients.rates(options),
+          logger: ctx.logger,
+        })
       : noRulesRunner);
   const findingsOf =
     options.findingsOf ??

@@ -11,8 +11,8 @@ import { startService, type RunningService } from '@costgov/runtime';
 import { eventually, focusSample, freePort, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup } from '../src/scans/project-lookup';
-import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
-import { wholeScanRunner, type RunRules } from '../src/scans/run-rules';
+import { scanRunnerOverRpc } from '../src/scans/rules-over-rpc';
+import type { ScanRunner } from '../src/scans/run-rules';
 import { scanCreditsOverRpc } from '../src/scans/scan-credits';
 import { createHolding } from './costs-fixture';
 
@@ -42,8 +42,11 @@ interface Scanner {
   bus: Bus;
   /** scanner.scan.completed and .failed, as published. */
   finished: CloudEvent[];
-  /** Rule runs per scan. */
+  /** Attempts per scan: each starts by planning it (a COUNT from costs), which a costs outage meets. */
   runs: Map<string, number>;
+  /** Shards run and merges run per scan. */
+  shards: Map<string, number>;
+  merges: Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -108,18 +111,33 @@ async function startScanner(options: { bus: Bus; costsAddress: string; retryDead
       ),
   };
   const scanData = createRpcClient(costs.ScanDataService, options.costsAddress, { deadlineMs: 120_000 });
-  const overRpc = runRulesOverRpc({ scanData, identityClient, now: () => new Date() });
+  const overRpc = scanRunnerOverRpc({ scanData, identityClient });
   const runs = new Map<string, number>();
-  const runRules: RunRules = (work, progress) => {
-    runs.set(work.scanId, (runs.get(work.scanId) ?? 0) + 1);
-    return overRpc(work, progress);
+  const shards = new Map<string, number>();
+  const merges = new Map<string, number>();
+  const count = (counts: Map<string, number>, scanId: string) =>
+    counts.set(scanId, (counts.get(scanId) ?? 0) + 1);
+  // The sample is a small scan: one shard, run and merged by the worker that planned it.
+  const runner: ScanRunner = {
+    plan: (work, now) => {
+      count(runs, work.scanId);
+      return overRpc.plan(work, now);
+    },
+    runShard: (scan, shard, progress) => {
+      count(shards, scan.scanId);
+      return overRpc.runShard(scan, shard, progress);
+    },
+    runProjectRules: (scan, pending) => {
+      count(merges, scan.scanId);
+      return overRpc.runProjectRules(scan, pending);
+    },
   };
   const service = await startService(
     scannerModule({
       scans: {
         projects: lookup,
         credits: scanCreditsOverRpc(identityClient),
-        runner: wholeScanRunner(runRules),
+        runner,
         retryDeadlineMs: options.retryDeadlineMs,
       },
     }),
@@ -144,6 +162,8 @@ async function startScanner(options: { bus: Bus; costsAddress: string; retryDead
     bus: options.bus,
     finished,
     runs,
+    shards,
+    merges,
     async stop() {
       client.close();
       scanData.close();
@@ -253,8 +273,10 @@ describe(`scans whose dependencies go away (${process.env.DATABASE_URL ? 'postgr
       expect(retry).toMatchObject({ level: 'warn', service: 'scanner', team_id: team.teamId });
       expect(retry.reason).toMatch(/unavailable/i);
     }
-    // One warning per retry: every run but the last met costs down.
+    // One warning per retry: every attempt but the last met costs down, planning; then one shard, one merge.
     expect(patient.runs.get(scanId)).toBe(retries.length + 1);
+    expect(patient.shards.get(scanId)).toBe(1);
+    expect(patient.merges.get(scanId)).toBe(1);
 
     // Completed once, charged once, never refunded.
     await eventually(() => (eventsOf(patient, scanId).length > 0 ? true : undefined));
@@ -276,6 +298,8 @@ describe(`scans whose dependencies go away (${process.env.DATABASE_URL ? 'postgr
     expect(retriesOf(id)[0]!.reason).toMatch(/administrator command/);
     // The shard's outcome was stored before the merge met Postgres away: only the merge ran again.
     expect(patient.runs.get(id)).toBe(1);
+    expect(patient.shards.get(id)).toBe(1);
+    expect(patient.merges.get(id)).toBe(2);
     const rows = await findingRows(patient, projectId);
     expect(rows).toHaveLength(expectedFindings(connectionId, []).length);
     expect(scan.findingsCount).toBe(rows.length);

@@ -16,7 +16,7 @@ import { idempotentCalls, startService, type RunningService } from '@costgov/run
 import { eventually, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup, ScannedProject } from '../src/scans/project-lookup';
-import { wholeScanRunner, type RunRules, type ScanOutcome } from '../src/scans/run-rules';
+import type { RunRules, ScanOutcome, ScanRunner } from '../src/scans/run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from '../src/scans/scan-credits';
 import { createScanOperation, scansFactory } from '../src/scans/scans';
 import { abandonedChargeSweeper } from '../src/scans/abandoned-charges';
@@ -49,6 +49,16 @@ const runRules: RunRules = async (work, progress) => {
   if (run) return run(work, progress);
   return { resourcesScanned: 0, results: [] };
 };
+
+/** Every scan here is one shard whose run is `run` (scan-shards.test.ts splits scans). */
+const wholeScanRunner = (run: RunRules): ScanRunner => ({
+  plan: async (_work, at) => ({ resources: 0, windowEnd: at }),
+  runShard: async (scan, _shard, progress) => {
+    const outcome = await run(scan, progress);
+    return { ...outcome, resourceIds: outcome.resourceIds ?? [] };
+  },
+  runProjectRules: async () => [],
+});
 
 // The clock the services see: tests move it forward to make a running scan's heartbeat stale.
 let clockOffsetMs = 0;
@@ -84,7 +94,6 @@ beforeAll(async () => {
       scans: {
         projects,
         credits: scanCreditsOverRpc(identityClient),
-        // Every scan here is one shard (scan-shards.test.ts splits them): the rules run once per scan.
         runner: wholeScanRunner(runRules),
         staleMs,
         sweepIntervalMs: 50,

@@ -88,19 +88,6 @@ export const noRulesRunner: ScanRunner = {
   runProjectRules: async () => [],
 };
 
-/**
- * A runner that reads the whole scan in one shard with `run` (the rules of one process over all the
- * data): plans every scan as one shard, and leaves nothing to the merge but recording.
- */
-export const wholeScanRunner = (run: RunRules): ScanRunner => ({
-  plan: async (_work, now) => ({ resources: 0, windowEnd: now }),
-  runShard: async (scan, _shard, progress) => {
-    const outcome = await run(scan, progress);
-    return { ...outcome, resourceIds: outcome.resourceIds ?? [] };
-  },
-  runProjectRules: async () => [],
-});
-
 /** `runner` with a wait of `delayMs` after each shard (a slow shard, for tests and benchmarks). */
 export const slowedBy = (runner: ScanRunner, delayMs: number): ScanRunner =>
   delayMs <= 0
