@@ -39,7 +39,7 @@ describe.skipIf(!runs)('idempotency store on a Redis Cluster of three masters, o
         url: cluster.url,
         cluster: true,
         logger,
-        timeoutMs: 250,
+        timeoutMs: 1_000,
       });
       await primary.ready(10_000);
       stores.push(

@@ -25,7 +25,8 @@ const runs = Boolean(process.env.REDIS_URL) && redisClusterBinaries() !== undefi
 
 // Barely refills during the test (one token every 100 s), so a bucket's count is what was taken from it.
 const policy: LimitPolicy = { name: 'cluster', capacity: 20, refillPerSecond: 0.01, concurrency: 1_000 };
-const timeoutMs = 250;
+// Far above a prompt answer (a few ms) even on a loaded CI machine; a killed master fails faster still.
+const timeoutMs = 1_000;
 const keyPrefix = 'costgov:rl:';
 const tokensKey = (key: string) => `${keyPrefix}{${policy.name}:${key}}:tokens`;
 
@@ -117,7 +118,7 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one ki
     // Each instance grants the whole bucket from its own memory: twice what one shared bucket holds.
     expect(answers.map((answer) => answer.allowed)).toEqual([policy.capacity, policy.capacity]);
     // The first request of each waited at most the Redis timeout; none waited for the cluster.
-    for (const { slowestMs } of answers) expect(slowestMs).toBeLessThan(timeoutMs + 500);
+    for (const { slowestMs } of answers) expect(slowestMs).toBeLessThan(timeoutMs + 1_000);
     for (const { transitions } of instances) expect(transitions).toEqual([true]);
   });
 
