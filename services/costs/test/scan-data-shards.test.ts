@@ -47,7 +47,13 @@ async function shardIds(shard: { shardIndex: number; shardCount: number }, maxRe
       },
       team,
     );
-    if (resourceCount < 0) resourceCount = page.resourceCount;
+    if (resourceCount < 0)
+      resourceCount = (
+        await scanData.getScanData(
+          { connectionIds: [connectionId], parts: costs.ScanDataParts.COUNT, ...shard },
+          team,
+        )
+      ).resourceCount;
     // RESOURCES: the light aggregates on the first page, never the daily series nor tag usage.
     expect(page.daily).toEqual([]);
     expect(page.tagUsage).toEqual([]);
@@ -99,7 +105,6 @@ describe('GetScanData shards and parts', () => {
     );
     expect(aggregates.resources).toEqual([]);
     expect(aggregates.hasMore).toBe(false);
-    expect(aggregates.resourceCount).toBe(count);
     expect(aggregates.daily.length).toBeGreaterThan(0);
     // Totals over every row: the resources' costs 1..count and the row without a resource id.
     expect(aggregates.totals[0]!.effectiveCost).toBeCloseTo((count * (count + 1)) / 2 + 7, 6);

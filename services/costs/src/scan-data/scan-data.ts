@@ -219,7 +219,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
               ...shardParams,
             ],
           ),
-      first
+      parts === costs.ScanDataParts.COUNT
         ? query(
             `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
              FROM (${scoped} AND coalesce(resource_id, '') <> '' AND ${inShard.replaceAll('$7', '$4').replaceAll('$8', '$5')}) scoped) pairs`,

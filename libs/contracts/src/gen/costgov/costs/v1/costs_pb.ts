@@ -2634,7 +2634,7 @@ export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'
 
   /**
    * Resources (connection_id, resource_id pairs with a resource id) of the window, of the shard when
-   * one is asked for: answered with parts COUNT and AGGREGATES and on the first page (0 on later pages).
+   * one is asked for: answered with parts COUNT only (0 otherwise; totals count per connection).
    *
    * @generated from field: uint32 resource_count = 13;
    */
@@ -2714,7 +2714,7 @@ export type GetScanDataResponseJson = {
 
   /**
    * Resources (connection_id, resource_id pairs with a resource id) of the window, of the shard when
-   * one is asked for: answered with parts COUNT and AGGREGATES and on the first page (0 on later pages).
+   * one is asked for: answered with parts COUNT only (0 otherwise; totals count per connection).
    *
    * @generated from field: uint32 resource_count = 13;
    */
@@ -2732,7 +2732,7 @@ export const GetScanDataResponseSchema: GenMessage<
 
 /**
  * What GetScanData answers. A scan plans with COUNT, judges resources shard by shard with RESOURCES
- * and runs the project-wide rules once on AGGREGATES.
+ * and runs the project-wide rules once on AGGREGATES. Each skips the queries it does not answer.
  *
  * @generated from enum costgov.costs.v1.ScanDataParts
  */
@@ -2752,7 +2752,7 @@ export enum ScanDataParts {
   COUNT = 1,
 
   /**
-   * Every aggregate and resource_count, no resources (has_more false); no cursor allowed.
+   * Every aggregate, no resources (has_more false); no cursor allowed.
    *
    * @generated from enum value: SCAN_DATA_PARTS_AGGREGATES = 2;
    */
@@ -2769,7 +2769,7 @@ export enum ScanDataParts {
 
 /**
  * What GetScanData answers. A scan plans with COUNT, judges resources shard by shard with RESOURCES
- * and runs the project-wide rules once on AGGREGATES.
+ * and runs the project-wide rules once on AGGREGATES. Each skips the queries it does not answer.
  *
  * @generated from enum costgov.costs.v1.ScanDataParts
  */
