@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEvent, type CloudEvent } from '@costgov/bus';
+import { createOutbox, decodeEvent, type CloudEvent } from '@costgov/bus';
 import { events, identity, scanner } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { UnavailableError } from '@costgov/errors';
@@ -12,6 +12,7 @@ import { eventually, freshDb, testBus } from '@costgov/testing';
 import type { RuleResult } from '../src/findings/record';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup } from '../src/scans/project-lookup';
+import { scanSweeper } from '../src/scans/sweeper';
 import type { PlannedScan, ScanRunner, ShardSpec } from '../src/scans/run-rules';
 import { scanCreditsOverRpc } from '../src/scans/scan-credits';
 
@@ -341,6 +342,54 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect(await findingsOf(projectId)).toHaveLength(flaggedCount + 2);
     await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
     expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
+  }, 30_000);
+
+  it('the sweeper leaves a scan alone while its shards report, though its own row is quiet, and fails it once they stop', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Two shards, one per worker (concurrency 1), each running (heartbeats every 200 ms) until released.
+    const projectId = newProject(2 * perShard, 1, { beforeShard: () => held });
+    const before = await balance();
+    const { id } = await client.createScan({ projectId }, team);
+    await eventually(async () => {
+      const { rows } = await api.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM scan_shards WHERE scan_id = $1 AND status = 'running'`,
+        [id],
+      );
+      return rows[0]!.n === 2 ? true : undefined;
+    });
+    // The scan row itself was last touched when it was planned: older than this sweeper's deadline.
+    const staleMs = 1_000;
+    await new Promise((resolve) => setTimeout(resolve, staleMs + 500));
+    const { rows } = await api.db.query<{ heartbeat_at: Date }>(
+      'SELECT heartbeat_at FROM scans WHERE id = $1',
+      [id],
+    );
+    expect(Date.now() - rows[0]!.heartbeat_at.getTime()).toBeGreaterThan(staleMs);
+    const sweeperAt = (offsetMs: number) =>
+      scanSweeper({
+        db: api.db,
+        outbox: createOutbox({ source: 'scanner' }),
+        now: () => new Date(Date.now() + offsetMs),
+        logger,
+        staleMs,
+      });
+    expect(await sweeperAt(0).sweep()).toBe(0);
+    expect((await client.getScan({ id }, team)).status).toBe('running');
+
+    // By a clock 10 s on, the shards too are silent: the scan is failed, once, and refunded.
+    expect(await sweeperAt(10_000).sweep()).toBe(1);
+    expect(await sweeperAt(10_000).sweep()).toBe(0);
+    const scan = await client.getScan({ id }, team);
+    expect(scan).toMatchObject({ status: 'failed', creditsUsed: 0 });
+    expect(scan.error).toMatch(/stopped reporting progress/);
+    // The shards' runs end later and store nothing; nothing is merged, nothing completes.
+    release();
+    await eventually(async () => ((await balance()) === before ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.failed']);
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(0);
+    expect((await client.getScan({ id }, team)).status).toBe('failed');
   }, 30_000);
 
   it('a scan of few resources is one shard, run and merged by the worker that planned it', async () => {
