@@ -155,7 +155,8 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
     }
     // Nothing left over: no load table, no dropped partition still around.
     const { rows: leftovers } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'cost_staging_%' AND relkind = 'r'`,
+      `SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'cost_staging_%' AND relkind = 'r'
+       AND relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`,
     );
     expect(leftovers[0]!.n).toBe(0);
   }, 60_000);
