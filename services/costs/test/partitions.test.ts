@@ -1,6 +1,7 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOutbox } from '@costgov/bus';
 import { costs } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import { ValidationError } from '@costgov/errors';
@@ -8,6 +9,7 @@ import { newId } from '@costgov/ids';
 import type { RpcClient } from '@costgov/rpc';
 import { captureLogger, uploadParts } from '@costgov/testing';
 import { focusLines, type GenerateOptions } from '../src/cost-data/generate';
+import { costDataFactory } from '../src/cost-data/ingest';
 import { retainedFrom, retentionFactory } from '../src/retention/retention';
 import { startCosts, type CostsUnderTest } from './fixture';
 
@@ -202,6 +204,39 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
     expect(plan).toContain(`cost_records_${connectionId}_20260901`);
     expect(plan).not.toContain('_20260801');
+  });
+});
+
+describe(`the sweep of uploads a crash left loading (${setup})`, () => {
+  it('drops their load tables once a day old, and leaves a running upload alone', async () => {
+    const connectionId = await newConnection();
+    const at = new Date();
+    const uploads = [
+      { id: crypto.randomUUID(), startedAt: new Date(at.getTime() - 25 * 3_600_000), swept: true },
+      { id: crypto.randomUUID(), startedAt: new Date(at.getTime() - 60_000), swept: false },
+    ];
+    const tableOf = (id: string) => `cost_staging_${id.replaceAll('-', '')}`;
+    for (const upload of uploads) {
+      await db.query(
+        `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table, started_at)
+         VALUES ($1, $2, $3, 'loading', $4, $5)`,
+        [upload.id, as.teamId, connectionId, tableOf(upload.id), upload.startedAt],
+      );
+      // As the upload makes it: shaped like a partition, rows COPYed in before the crash.
+      await db.exec(`CREATE TABLE ${tableOf(upload.id)} (LIKE cost_records INCLUDING DEFAULTS)`);
+    }
+    const costData = costDataFactory({ db, outbox: createOutbox({ source: 'costs' }), now: () => at });
+    expect(await costData.sweepAbandoned()).toBe(1);
+    for (const upload of uploads) {
+      const { rows } = await db.query<{ status: string; table: string | null }>(
+        `SELECT status, to_regclass($2)::text AS table FROM cost_uploads WHERE id = $1`,
+        [upload.id, tableOf(upload.id)],
+      );
+      expect(rows[0]).toEqual(
+        upload.swept ? { status: 'failed', table: null } : { status: 'loading', table: tableOf(upload.id) },
+      );
+    }
+    await db.exec(`DROP TABLE ${tableOf(uploads[1]!.id)}`);
   });
 });
 
