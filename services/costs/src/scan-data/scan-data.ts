@@ -233,6 +233,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
              AND (tags IS NULL OR tags = '{}'::jsonb)), 0)::float8 AS untagged,
            coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') = ''), 0)::float8 AS unattributed,
            count(DISTINCT resource_id)::int AS resources, count(*)::bigint AS records,
+           count(*) FILTER (WHERE commitment_discount_status = 'Unused')::bigint AS unused_commitment_records,
            max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
          FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
       ),
@@ -381,6 +382,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         untaggableCategoryCost: num(row.untaggable_category),
         resources: num(row.resources),
         records: BigInt(text(row.records) || '0'),
+        unusedCommitmentRecords: BigInt(text(row.unused_commitment_records) || '0'),
         // Capped at now: a row dated in the future does not move where the data ends.
         dataEnd: row.usage_end
           ? new Date(Math.min(new Date(row.usage_end as string).getTime(), requestedAt.getTime()))

@@ -33,6 +33,24 @@ export function unusedCommitmentByConnection(
   return unused;
 }
 
+const known = new WeakMap<ScanAggregates, Map<string, number>>();
+
+/**
+ * Whether the connection's commitments may leave something unused, from the aggregates alone: its named
+ * commitments' unused part is known; the part of rows naming no commitment can only be above 0 when the
+ * connection has Unused rows at all (`unusedCommitmentRecords`; unknown counts as maybe).
+ */
+export function mayLeaveUnused(data: ScanAggregates, connectionId: string, now?: Date): boolean {
+  let named = known.get(data);
+  if (!named) {
+    named = unusedCommitmentByConnection(data, {}, now);
+    known.set(data, named);
+  }
+  if ((named.get(connectionId) ?? 0) > 0) return true;
+  const totals = data.totals.find((t) => t.connectionId === connectionId);
+  return totals?.unusedCommitmentRecords === undefined || totals.unusedCommitmentRecords > 0;
+}
+
 /** Per connection: the monthly unused commitment `resources` carry whose commitment the data does not name. */
 export function unnamedUnusedOf(
   resources: readonly ScanResource[],

@@ -87,7 +87,7 @@ export function shardJudge(aggregates: ScanAggregates, context: RuleContext) {
   const commitmentIds = new Set(aggregates.commitments.map((commitment) => commitment.commitmentDiscountId));
   const wholeScan = (resource: ScanResource) =>
     commitmentIds.has(resource.resourceId) ||
-    allRules.some((rule) => rule.needsWholeScan?.(resource, aggregates));
+    allRules.some((rule) => rule.needsWholeScan?.(resource, aggregates, context.now));
   let summary = emptySummary();
   let results: RuleResult[] = [];
   /** Resources with a finding, by id: rankSavings weighs a resource's findings together. */

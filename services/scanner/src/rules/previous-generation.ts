@@ -1,5 +1,5 @@
 import { defineRule } from './define';
-import { unusedCommitmentByConnection } from './commitment-room';
+import { mayLeaveUnused, unusedCommitmentByConnection } from './commitment-room';
 import { type Basis, oldFamilies, pricedOf } from './instance-types';
 import type { ScanResource } from './types';
 import { coveredDays, money, monthlyCostOf, projectedDays, resourceTypeOf } from './window';
@@ -57,12 +57,13 @@ export const previousGeneration = defineRule({
   // Its finding on an old instance reads the prices of every current-generation instance of the scan
   // (in the summary), and on committed usage the connection's unused commitment: both complete only once
   // every shard is read, so such resources are judged at the end of the scan.
-  needsWholeScan(resource) {
+  needsWholeScan(resource, data, now) {
     const priced = pricedOf(resource);
     if (priced && oldFamilies.has(`${priced.classLetters}${priced.generation}`)) return true;
     return (
       isCommitted(resource) &&
-      (gp2Volume.test(resource.chargeDescription) || magneticVolume.test(resource.chargeDescription))
+      (gp2Volume.test(resource.chargeDescription) || magneticVolume.test(resource.chargeDescription)) &&
+      mayLeaveUnused(data, resource.connectionId, now)
     );
   },
   resources(data, { currency, now, summary }) {

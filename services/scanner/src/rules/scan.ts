@@ -50,6 +50,7 @@ export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
     totals: response.totals.map((totals) => ({
       ...totals,
       records: Number(totals.records),
+      unusedCommitmentRecords: Number(totals.unusedCommitmentRecords),
       dataEnd: iso(totals.dataEnd),
     })),
     commitments: response.commitments.map((commitment) => ({

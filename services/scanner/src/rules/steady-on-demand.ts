@@ -1,5 +1,5 @@
 import { defineRule } from './define';
-import { unusedCommitmentByConnection } from './commitment-room';
+import { mayLeaveUnused, unusedCommitmentByConnection } from './commitment-room';
 import type { RuleResult, ScanResource } from './types';
 import {
   coveredDays,
@@ -37,9 +37,10 @@ export const steadyOnDemand = defineRule({
   savings: `Its cost per covered day (first to last seen) times 30.44, less the part its connection's commitments leave unused a month (shared out over the connection's steady on-demand resources, costliest first: that part is commitments-unused's saving, not counted twice), times 30% (a typical one-year no-upfront commitment discount): an estimate. None when the unused commitments can absorb it all. Ranked against scheduling and modernising the same resource.`,
   neverFlags: `Compute already discounted (effective cost under ${onDemand * 100}% of list), resources seen for fewer than ${minCommitmentDays} days, anything costing under ${minMonthly} a month.`,
   // The unused commitment of its connection goes to its steady resources costliest first: a candidate's
-  // share depends on every other candidate of the connection, so candidates are judged together at the
-  // end of the scan.
-  needsWholeScan: (resource) => candidateOf(resource) !== undefined,
+  // share depends on every other candidate of the connection, so candidates of a connection whose
+  // commitments may leave something unused are judged together at the end of the scan.
+  needsWholeScan: (resource, data, now) =>
+    candidateOf(resource) !== undefined && mayLeaveUnused(data, resource.connectionId, now),
   resources(data, { currency, now, summary }) {
     const candidates = data.resources
       .flatMap((resource) => {

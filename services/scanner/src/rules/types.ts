@@ -58,9 +58,14 @@ export type CommitmentUse = Omit<Fields<costs.CommitmentUse>, 'firstSeen' | 'las
  * with where its data ends (`dataEnd`, ISO; '' when it has no usage-based row): the last charge period
  * end of its usage-based rows, capped at the time costs answered.
  */
-export type ConnectionTotals = Omit<Fields<costs.ConnectionScanTotals>, 'records' | 'dataEnd'> & {
+export type ConnectionTotals = Omit<
+  Fields<costs.ConnectionScanTotals>,
+  'records' | 'dataEnd' | 'unusedCommitmentRecords'
+> & {
   records: number;
   dataEnd: string;
+  /** Rows billed as unused commitment; unknown (undefined) in data made without it. */
+  unusedCommitmentRecords?: number;
 };
 
 /** A tag key=value pair as used over the window. */
@@ -181,7 +186,7 @@ export interface RuleInfo {
 export interface RuleParts {
   resources?(this: Rule, data: ScanData, context: ResourceRuleContext): RuleResult[];
   project?(this: Rule, data: ScanAggregates, context: RuleContext): RuleResult[];
-  needsWholeScan?(resource: ScanResource, data: ScanAggregates): boolean;
+  needsWholeScan?(resource: ScanResource, data: ScanAggregates, now?: Date): boolean;
 }
 
 export interface Rule extends RuleInfo, RuleParts {

@@ -6,20 +6,41 @@ import { allRules } from '../../src/rules/catalogue';
 import { rankSavings } from '../../src/rules/rank';
 import { readAllPages, rulesRunner, scanDataOf } from '../../src/rules/scan';
 import type { RuleResult } from '../../src/rules/types';
-import { startCostsHolding, type CostsHolding } from '../costs-fixture';
+import { createHolding, startCostsHolding, type CostsHolding } from '../costs-fixture';
 
-const { planted, scenarioCsv } = focusScenario;
+const { planted, scenarioCsv, scenarioRows } = focusScenario;
 const team = { teamId: newId('team') };
 const now = new Date();
 
 let costsService: CostsHolding;
 let connectionId: string;
+/** A second connection: the scenario without its Unused commitment rows, its resources renamed. */
+let plainConnectionId: string;
+
+/**
+ * The scenario's rows without the savings plan's Unused part, every resource id prefixed: steady
+ * on-demand machines in a connection whose commitments leave nothing unused.
+ */
+function withoutUnused(): string {
+  const rows = scenarioRows()
+    .filter((row) => row.CommitmentDiscountStatus !== 'Unused')
+    .map((row) => (row.ResourceId ? { ...row, ResourceId: `plain-${row.ResourceId}` } : row));
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const quote = (value: unknown) => {
+    if (value === undefined || value === '') return '';
+    const text = String(value);
+    return /[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  };
+  const lines = rows.map((row) => columns.map((column) => quote(row[column as keyof typeof row])).join(','));
+  return `${[columns.join(','), ...lines].join('\n')}\n`;
+}
 let scanData: CostsHolding['clients']['scanData'];
 
 beforeAll(async () => {
   costsService = await startCostsHolding(team, 'scenario', scenarioCsv());
   ({ connectionId } = costsService);
   ({ scanData } = costsService.clients);
+  plainConnectionId = await createHolding(costsService.clients, team, 'plain', withoutUnused());
 }, 60_000);
 
 afterAll(async () => {
@@ -52,14 +73,14 @@ const work = () => ({
   scanId: 'scn_a',
   teamId: team.teamId,
   projectId: newId('project'),
-  connectionIds: [connectionId],
+  connectionIds: [connectionId, plainConnectionId],
 });
 
 describe('a scan split into shards', () => {
   it('finds exactly what one pass over all the data finds, whatever the number of shards', async () => {
     // Today's engine: every rule over every resource at once, then weighed per resource.
     const whole = scanDataOf(
-      await readAllPages({ scanData }, { teamId: team.teamId, connectionIds: [connectionId] }),
+      await readAllPages({ scanData }, { teamId: team.teamId, connectionIds: work().connectionIds }),
     );
     const context = { requiredTags: planted.requiredTags, now, currency: 'USD', minDailyImpact: 50 };
     const expected = lines(
@@ -72,6 +93,10 @@ describe('a scan split into shards', () => {
     // The scenario plants what needs the whole scan: an old instance priced against current ones, an
     // unused savings plan shared out over steady usage.
     expect(expected.some((line) => line.includes('commitments-steady-on-demand'))).toBe(true);
+    // And steady machines in a connection with nothing unused, judged in their shard.
+    expect(
+      expected.some((line) => line.includes('commitments-steady-on-demand') && line.includes('plain-')),
+    ).toBe(true);
     expect(expected.some((line) => line.includes('compute-previous-generation'))).toBe(true);
     expect(expected.some((line) => line.includes('commitments-unused'))).toBe(true);
     const allIds = whole.resources.map((resource) => resource.resourceId).sort();
@@ -108,7 +133,15 @@ describe('a scan split into shards', () => {
         if (outcome.pending) pending.push(outcome.pending);
       }
       // The merge has resources to judge (old instances, commitments) and every shard's summary.
-      expect(pending.flatMap((part) => part.resources).length).toBeGreaterThan(0);
+      const pendingIds = pending.flatMap((part) => part.resources.map((resource) => resource.resourceId));
+      expect(pendingIds.length).toBeGreaterThan(0);
+      // The plain connection's steady machines were judged in their shards, not left to the merge.
+      const plainSteady = results.filter(
+        (result) =>
+          result.ruleId === 'commitments-steady-on-demand' && result.resourceId.startsWith('plain-'),
+      );
+      expect(plainSteady.length).toBeGreaterThan(0);
+      for (const result of plainSteady) expect(pendingIds).not.toContain(result.resourceId);
       // Every resource in exactly one shard: none lost, none twice.
       expect(ids.sort()).toEqual(allIds);
       expect(scanned).toBe(allIds.length);
