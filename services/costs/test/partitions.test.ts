@@ -100,8 +100,8 @@ const periodsOf = async (connectionId: string) =>
 describe(`restating a billing period swaps its partition (${setup})`, () => {
   it('readers during the swap see the old period or the new one, never both, never neither', async () => {
     const connectionId = await newConnection();
-    const old = file({ rows: 3000, month: '2026-03', seed: 1 });
-    const restated = file({ rows: 2000, month: '2026-03', seed: 2 });
+    const old = file({ rows: 1200, month: '2026-03', seed: 1 });
+    const restated = file({ rows: 800, month: '2026-03', seed: 2 });
     expect(old.rows).not.toBe(restated.rows);
     await upload(connectionId, old);
 
@@ -137,7 +137,7 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
 
   it('keeps the raw rows the same size however often a period is restated', async () => {
     const connectionId = await newConnection();
-    const f = file({ rows: 4000, month: '2026-04', seed: 3 });
+    const f = file({ rows: 2000, month: '2026-04', seed: 3 });
     const first = await upload(connectionId, f);
     expect(Number(first.rowsReplaced)).toBe(0);
     const before = await partitionBytes(connectionId);
