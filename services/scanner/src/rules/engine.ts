@@ -89,7 +89,7 @@ export function shardJudge(aggregates: ScanAggregates, context: RuleContext) {
     commitmentIds.has(resource.resourceId) ||
     allRules.some((rule) => rule.needsWholeScan?.(resource, aggregates, context.now));
   let summary = emptySummary();
-  let results: RuleResult[] = [];
+  const results: RuleResult[] = [];
   /** Resources with a finding, by id: rankSavings weighs a resource's findings together. */
   const found = new Map<string, ScanResource[]>();
   const pending: ScanResource[] = [];
@@ -99,20 +99,23 @@ export function shardJudge(aggregates: ScanAggregates, context: RuleContext) {
     /** Judges one page of the shard's resources (any page order). */
     add(page: readonly ScanResource[]): void {
       summary = mergeSummaries(summary, summaryOf(page, aggregates, context.now));
-      const now: ScanResource[] = [];
+      const here: ScanResource[] = [];
       for (const resource of page) {
         resourceIds.push(resource.resourceId);
-        (wholeScan(resource) ? pending : now).push(resource);
+        (wholeScan(resource) ? pending : here).push(resource);
       }
-      const judged = judgeResources(now, aggregates, context, emptySummary());
-      const byId = new Map(now.map((resource) => [resource.resourceId, resource]));
+      const judged = judgeResources(here, aggregates, context, emptySummary());
+      // Every resource of the page billed under a found id (one id may be billed by several connections).
+      const byId = new Map<string, ScanResource[]>();
+      for (const resource of here)
+        byId.set(resource.resourceId, [...(byId.get(resource.resourceId) ?? []), resource]);
       for (const result of judged) {
-        const resource = byId.get(result.resourceId);
-        if (!resource) continue;
-        const same = found.get(resource.resourceId) ?? [];
-        if (!same.includes(resource)) found.set(resource.resourceId, [...same, resource]);
+        const same = found.get(result.resourceId) ?? [];
+        for (const resource of byId.get(result.resourceId) ?? [])
+          if (!same.includes(resource)) same.push(resource);
+        if (same.length > 0) found.set(result.resourceId, same);
       }
-      results = results.concat(judged);
+      for (const result of judged) results.push(result);
     },
     /** The shard's outcome: its findings weighed per resource, and what is left to the merge. */
     finish(): ShardJudgement {
