@@ -207,6 +207,57 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
   });
 });
 
+describe(`attaching a period's new partition (${setup})`, () => {
+  /**
+   * A swap as the upload does it, in a transaction of the test's own: a table shaped like the partition,
+   * its rows, with or without the CHECK constraint stating its bounds; the heap scans of the new table
+   * that the swap itself ran (this transaction's statistics).
+   */
+  async function scansBySwap(connectionId: string, period: string, check: boolean) {
+    return db.transaction(async (tx) => {
+      const table = `cost_staging_test_${check ? 'checked' : 'bare'}`;
+      await tx.exec(`CREATE TABLE ${table} (LIKE cost_records INCLUDING DEFAULTS)`);
+      await tx.query(
+        `INSERT INTO ${table} (connection_id, upload_id, billing_period_start, billing_period_end,
+           charge_period_start, charge_period_end, billed_cost, effective_cost, billing_currency)
+         SELECT $1, 'u', $2::date, $2::date + 30, $2::date + i % 28, $2::date + i % 28 + 1, i, i, 'USD'
+         FROM generate_series(1, 500) i`,
+        [connectionId, period],
+      );
+      if (check) {
+        await tx.exec(
+          `ALTER TABLE ${table} ADD CONSTRAINT period_bounds
+             CHECK (connection_id = '${connectionId}' AND billing_period_start = '${period}')`,
+        );
+      }
+      const scans = async () =>
+        Number(
+          (await tx.query<{ n: number }>(`SELECT pg_stat_get_xact_numscans('${table}'::regclass)::int AS n`))
+            .rows[0]!.n,
+        );
+      const before = await scans();
+      const { rows } = await tx.query<{ name: string }>(
+        `SELECT cost_records_swap($1, $2::date, $3, 500, 'u') AS replaced,
+           cost_records_period_table($1, $2::date) AS name`,
+        [connectionId, period, table],
+      );
+      const { rows: oid } = await tx.query<{ n: number }>(
+        `SELECT pg_stat_get_xact_numscans($1::regclass)::int AS n`,
+        [rows[0]!.name],
+      );
+      return Number(oid[0]!.n) - before;
+    });
+  }
+
+  it('skips the validation scan when the CHECK constraint states its bounds', async () => {
+    const connectionId = await newConnection();
+    // Without the constraint ATTACH reads the table to validate it: the measure sees that scan.
+    expect(await scansBySwap(connectionId, '2026-01-01', false)).toBe(1);
+    expect(await scansBySwap(connectionId, '2026-02-01', true)).toBe(0);
+    expect(await periodTotal(connectionId, '2026-02-01')).toMatchObject({ rows: 500 });
+  });
+});
+
 describe(`the sweep of uploads a crash left loading (${setup})`, () => {
   it('drops their load tables once a day old, and leaves a running upload alone', async () => {
     const connectionId = await newConnection();
