@@ -315,9 +315,16 @@ export function largeTenantSection(settings: LargeTenantSettings) {
           const cpuSeconds = workers.map(
             (w, i) => processProbe('', [w.proc.child.pid!]).snapshot()[0]! - cpuBefore[i]!,
           );
-          // worker_id is `<host>:<pid>:<run>`: which processes ran the scan (or its shards).
+          // worker_id is `<host>:<pid>:<run>`: which processes ran the scan or its shards (scan_shards,
+          // where the scanner splits scans).
+          const shards = await db.query<{ table: string | null }>(
+            `SELECT to_regclass('scanner.scan_shards')::text AS table`,
+          );
           const { rows: ran } = await db.query<{ pids: string[] | null }>(
-            `SELECT array_agg(DISTINCT split_part(worker_id, ':', 2)) AS pids FROM scanner.scans WHERE id = $1`,
+            `SELECT array_agg(DISTINCT split_part(worker_id, ':', 2)) AS pids FROM (
+               SELECT worker_id FROM scanner.scans WHERE id = $1
+               ${shards.rows[0]?.table ? 'UNION ALL SELECT worker_id FROM scanner.scan_shards WHERE scan_id = $1' : ''}
+             ) AS w WHERE worker_id IS NOT NULL`,
             [created.id],
           );
           const { data: findings } = await call<unknown[]>(
@@ -449,6 +456,7 @@ export function largeTenantSection(settings: LargeTenantSettings) {
       const speedUps = Object.fromEntries(
         scans.map((s) => [String(s.workers), one ? one.seconds / s.seconds : Number.NaN]),
       );
+      const split = (scan: ScanRun) => (scan.shardsTotal ?? 1) > 1 && scan.scanWorkerPids.length > 1;
       const targetOf = (workers: number) =>
         largeTenantTargets.speedUp[String(workers) as keyof typeof largeTenantTargets.speedUp];
       return {
@@ -476,7 +484,9 @@ export function largeTenantSection(settings: LargeTenantSettings) {
             .filter((s) => targetOf(s.workers) !== undefined)
             .map((s) => [
               String(s.workers),
-              speedUps[String(s.workers)]! >= targetOf(s.workers)! ? 'PASS' : 'BELOW',
+              // A scan one process ran whole says nothing of scaling out, whatever its time (the load of
+              // the machine moves it): it passes only when it was split and more than one worker ran it.
+              split(s) && speedUps[String(s.workers)]! >= targetOf(s.workers)! ? 'PASS' : 'BELOW',
             ]),
         ),
         evaluation: {
