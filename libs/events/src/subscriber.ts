@@ -87,7 +87,16 @@ export interface EventsClient {
 }
 
 const maxBackoffMs = 60_000;
-const pullExpiresMs = 10_000;
+/**
+ * A pull lasts 3 s with a heartbeat every second, and the consume loop's JetStream API calls time out
+ * after 2 s (as libs/bus does for the platform's own consumers): when the cluster member holding a pull
+ * dies, or the consumer is deleted under the subscription, two missed heartbeats (2 s) make the client
+ * check the consumer and pull again, from its new leader once elected, where nats.js's defaults (30 s
+ * pulls, heartbeats every 15 s, 30 s API timeouts) leave it idle up to a minute.
+ */
+const pullExpiresMs = 3_000;
+const pullHeartbeatMs = 1_000;
+const consumerApiTimeoutMs = 2_000;
 const durablePattern = /^[A-Za-z0-9_-]+$/;
 
 const stderrLogger: EventsLogger = {
@@ -108,7 +117,7 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
     throw new Error('connectEvents needs `servers` or `connection`.');
   const nc = options.connection ?? (await connect({ servers, name: options.name, maxReconnectAttempts: -1 }));
   const jsm = await jetstreamManager(nc);
-  const js = jetstream(nc);
+  const js = jetstream(nc, { timeout: consumerApiTimeoutMs });
   const subscriptions = new Set<Subscription>();
 
   async function subscribe<T extends EventType>(type: T, subscribeOptions: SubscribeOptions<T>) {
@@ -123,9 +132,8 @@ export async function connectEvents(options: EventsOptions): Promise<EventsClien
       await js.consumers.get(stream, durable)
     ).consume({
       max_messages: resolved.concurrency,
-      // A pull lasts 10 s (heartbeats every 5 s): a consumer deleted under the subscription is noticed
-      // after two missed heartbeats, 10 s, rather than the default 30 s.
       expires: pullExpiresMs,
+      idle_heartbeat: pullHeartbeatMs,
     });
     // The iterator keeps asking while the consumer or its stream is missing: put them back and it resumes.
     void watchConsumer(
