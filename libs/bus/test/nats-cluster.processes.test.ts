@@ -216,9 +216,10 @@ describe.skipIf(!runs)('NATS cluster of three, one server killed under load', ()
     );
     // NATS 2.9 elects the stream's (and consumer's) new leader after 4 to 9 s without the old one; the
     // bus adds at most a 2 s publish timeout or 2 s of missed pull heartbeats. Measured 4.3 to 7.6 s on
-    // this two-core machine (10 s and up to 17 s with 5 s publish timeouts that waited behind a stream
-    // check, and 5 s pulls); the bound is the slowest election plus the bus's 2 s and a margin.
-    expect(pauseMs).toBeLessThan(12_000);
+    // this two-core machine, 2.9 to 8.4 s over 15 runs (10 s and up to 17 s with 5 s publish timeouts
+    // that waited behind a stream check, and 5 s pulls); the bound is the slowest election plus the
+    // bus's 2 s and a margin for a CI machine running other tests at the same time.
+    expect(pauseMs).toBeLessThan(15_000);
   }, 120_000);
 });
 
