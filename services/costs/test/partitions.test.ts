@@ -224,6 +224,8 @@ describe(`attaching a period's new partition (${setup})`, () => {
          FROM generate_series(1, 500) i`,
         [connectionId, period],
       );
+      // The root's index, built beforehand as the upload builds it, so that ATTACH adopts it (no build).
+      await tx.exec(`CREATE INDEX ON ${table} (connection_id, resource_id COLLATE "C", charge_period_start)`);
       if (check) {
         await tx.exec(
           `ALTER TABLE ${table} ADD CONSTRAINT period_bounds
@@ -245,6 +247,13 @@ describe(`attaching a period's new partition (${setup})`, () => {
         `SELECT pg_stat_get_xact_numscans($1::regclass)::int AS n`,
         [rows[0]!.name],
       );
+      // Adopted: the partition has the one index it was given, attached to its parent's (the root's).
+      const { rows: indexes } = await tx.query<{ attached: boolean }>(
+        `SELECT EXISTS (SELECT FROM pg_inherits p WHERE p.inhrelid = i.indexrelid) AS attached
+         FROM pg_index i WHERE i.indrelid = $1::regclass`,
+        [rows[0]!.name],
+      );
+      expect(indexes).toEqual([{ attached: true }]);
       return Number(oid[0]!.n) - before;
     });
   }

@@ -10,6 +10,7 @@ const team = { teamId: newId('team') };
 let costsService: CostsUnderTest;
 let scanData: RpcClient<typeof costs.ScanDataService>;
 let connectionId: string;
+const connectionsClient = () => costsService.clients.connections;
 /** Resource ids of the uploaded file (one row each, plus one row without a resource id). */
 const count = 1200;
 const ids = Array.from({ length: count }, (_, i) => `i-${String(i).padStart(5, '0')}`);
@@ -29,63 +30,159 @@ beforeAll(async () => {
 
 afterAll(() => costsService?.stop());
 
-/** Every resource id of one shard, page by page. */
-async function shardIds(shard: { shardIndex: number; shardCount: number }, maxResources = 150) {
+/** Every resource id of one shard (a range of ids; empty bounds: open), page by page. */
+async function shardIds(
+  range: { resourceIdFrom?: string; resourceIdTo?: string },
+  maxResources = 150,
+  connectionIds = [connectionId],
+) {
   const found: string[] = [];
+  const keys: Array<[string, string]> = [];
   let after = { afterConnectionId: '', afterResourceId: '' };
   let until;
-  let resourceCount = -1;
   for (;;) {
     const page = await scanData.getScanData(
-      {
-        connectionIds: [connectionId],
-        maxResources,
-        parts: costs.ScanDataParts.RESOURCES,
-        ...shard,
-        ...after,
-        until,
-      },
+      { connectionIds, maxResources, parts: costs.ScanDataParts.RESOURCES, ...range, ...after, until },
       team,
     );
-    if (resourceCount < 0)
-      resourceCount = (
-        await scanData.getScanData(
-          { connectionIds: [connectionId], parts: costs.ScanDataParts.COUNT, ...shard },
-          team,
-        )
-      ).resourceCount;
     // RESOURCES: the light aggregates on the first page, never the daily series nor tag usage.
     expect(page.daily).toEqual([]);
     expect(page.tagUsage).toEqual([]);
     found.push(...page.resources.map((resource) => resource.resourceId));
-    if (!page.hasMore) return { found, resourceCount };
+    keys.push(...page.resources.map((r): [string, string] => [r.connectionId, r.resourceId]));
+    if (!page.hasMore) break;
     until = page.windowEnd;
     const last = page.resources.at(-1)!;
     after = { afterConnectionId: last.connectionId, afterResourceId: last.resourceId };
   }
+  const { resourceCount } = await scanData.getScanData(
+    { connectionIds, parts: costs.ScanDataParts.COUNT, until, ...range },
+    team,
+  );
+  return { found, keys, resourceCount };
+}
+
+/** Byte order (UTF-8), the order Postgres gives COLLATE "C". */
+const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The shards' ranges from the bounds costs answers for `count` shards. */
+async function split(count: number, connectionIds = [connectionId]) {
+  const { shardBounds } = await scanData.getScanData(
+    { connectionIds, parts: costs.ScanDataParts.COUNT, splitInto: count },
+    team,
+  );
+  const ranges = Array.from({ length: shardBounds.length + 1 }, (_, i) => ({
+    resourceIdFrom: shardBounds[i - 1] ?? '',
+    resourceIdTo: shardBounds[i] ?? '',
+  }));
+  return { bounds: shardBounds, ranges };
 }
 
 describe('GetScanData shards and parts', () => {
-  it('splits the resources into shards that together hold each exactly once', async () => {
-    const shardCount = 5;
-    const all: string[] = [];
-    for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
-      const { found, resourceCount } = await shardIds({ shardIndex, shardCount });
-      expect(resourceCount).toBe(found.length);
-      // A hash spreads 1200 ids over 5 shards: none empty, none holding most of them.
-      expect(found.length).toBeGreaterThan(0);
-      expect(found.length).toBeLessThan(count / 2);
-      all.push(...found);
-      // The same shard asked again holds the same resources (a stable hash).
-      if (shardIndex === 0) expect((await shardIds({ shardIndex, shardCount }, 1000)).found).toEqual(found);
+  it('splits the resources into key ranges that together hold each exactly once', async () => {
+    for (const shardCount of [2, 5, 7]) {
+      const { bounds, ranges } = await split(shardCount);
+      expect(bounds).toHaveLength(shardCount - 1);
+      const all: string[] = [];
+      for (const range of ranges) {
+        const { found, resourceCount } = await shardIds(range);
+        expect(resourceCount).toBe(found.length);
+        // Ranges of about equal size: the ids split as evenly as whole numbers allow.
+        expect(found.length).toBeGreaterThanOrEqual(Math.floor(count / shardCount));
+        expect(found.length).toBeLessThanOrEqual(Math.ceil(count / shardCount));
+        all.push(...found);
+      }
+      // In page order, the shards one after the other: every id once, in byte order.
+      expect(all).toEqual([...ids].sort(bytes));
     }
-    expect(all.length).toBe(count);
-    expect([...all].sort()).toEqual([...ids].sort());
-    // One shard (count 0 or 1) is every resource.
-    for (const shardCount of [0, 1]) {
-      const { found, resourceCount } = await shardIds({ shardIndex: 0, shardCount }, 1000);
-      expect(found.sort()).toEqual([...ids].sort());
-      expect(resourceCount).toBe(count);
+    // A range asked again holds the same resources, whatever the page size.
+    const { ranges } = await split(5);
+    expect((await shardIds(ranges[2]!, 1000)).found).toEqual((await shardIds(ranges[2]!, 7)).found);
+    // No bounds: every resource.
+    const { found, resourceCount } = await shardIds({}, 1000);
+    expect(found).toEqual([...ids].sort(bytes));
+    expect(resourceCount).toBe(count);
+    // No split asked (0 or 1): no bounds.
+    expect((await split(1)).bounds).toEqual([]);
+  });
+
+  it('keeps an id billed by two connections in one shard, odd ids included, and empties spare shards', async () => {
+    // Ids sharing prefixes, of several scripts and widths, with CSV's separators in them; most billed by
+    // both connections, some by one.
+    const odd = [
+      'i-1',
+      'i-10',
+      'i-100',
+      'i-1a',
+      'i-1/',
+      'i-2',
+      'I-1',
+      'a b',
+      'a,b',
+      'a"b',
+      'é',
+      'e\u0301',
+      'Ω',
+      '\u{1F600}',
+      '\uFFFD',
+      '\u00ff',
+      'z',
+    ];
+    const both = odd.filter((_, i) => i % 3 !== 0);
+    const firstOnly = odd.filter((_, i) => i % 3 === 0);
+    const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+    const upload = async (name: string, billed: string[]) => {
+      const id = (await connectionsClient().createConnection({ name, provider: 'aws' }, team)).id;
+      const file = focusFile(
+        billed.map((_, i) => i + 1),
+        {
+          month: '2025-03',
+          resourceId: (i) => quote(billed[i]!),
+          chargeDay: () => new Date('2025-03-10T00:00:00Z'),
+        },
+      );
+      await costsService.clients.costData.uploadCostData(uploadParts(id, file), team);
+      return id;
+    };
+    const first = await upload('odd-1', [...both, ...firstOnly]);
+    const second = await upload('odd-2', [...both].reverse());
+    const pairs = [
+      ...[...both, ...firstOnly].map((id) => `${first} ${id}`),
+      ...both.map((id) => `${second} ${id}`),
+    ];
+    const distinct = [...new Set(odd)].sort(bytes);
+
+    for (const shardCount of [1, 2, 3, 4, distinct.length, distinct.length + 4]) {
+      const { bounds, ranges } = await split(shardCount, [first, second]);
+      expect(bounds, `${shardCount} shards`).toHaveLength(Math.max(shardCount, 1) - 1);
+      // Bounds are ids of the data, in byte order (a repeated bound: an empty shard).
+      for (const bound of bounds) expect(distinct).toContain(bound);
+      expect([...bounds].sort(bytes)).toEqual(bounds);
+      const shardOf = new Map<string, number>();
+      const seen: string[] = [];
+      const sizes: number[] = [];
+      for (const [index, range] of ranges.entries()) {
+        // Two resources a page: the cursor crosses connections and ranges' edges.
+        const { keys, resourceCount } = await shardIds(range, 2, [first, second]);
+        expect(resourceCount).toBe(keys.length);
+        // Pages keep (connection id, resource id in byte order) order.
+        const sorted = [...keys].sort(([c1, r1], [c2, r2]) => (c1 === c2 ? bytes(r1, r2) : c1 < c2 ? -1 : 1));
+        expect(keys).toEqual(sorted);
+        for (const [, id] of keys) {
+          expect(shardOf.get(id) ?? index, id).toBe(index);
+          shardOf.set(id, index);
+        }
+        seen.push(...keys.map(([c, id]) => `${c} ${id}`));
+        sizes.push(new Set(keys.map(([, id]) => id)).size);
+      }
+      // Every (connection, resource) pair in exactly one shard.
+      expect([...seen].sort(), `${shardCount} shards`).toEqual([...pairs].sort());
+      // Distinct ids split evenly; more shards than ids: some are empty, none holds two ids.
+      const n = distinct.length;
+      const k = Math.max(shardCount, 1);
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(n);
+      expect(Math.max(...sizes)).toBe(Math.ceil(n / k));
+      expect(Math.min(...sizes)).toBe(Math.floor(n / k));
     }
   });
 
@@ -113,9 +210,12 @@ describe('GetScanData shards and parts', () => {
 
   it('refuses shards and parts it cannot answer with a clear InvalidArgument', async () => {
     const cases: Array<[Omit<Partial<costs.GetScanDataRequest>, '$typeName' | '$unknown'>, string]> = [
-      [{ shardIndex: 3, shardCount: 3 }, 'shard_index'],
-      [{ shardIndex: 1, shardCount: 0 }, 'shard_index'],
-      [{ shardIndex: 0, shardCount: 5000 }, 'shard_count'],
+      [{ resourceIdFrom: 'i-2', resourceIdTo: 'i-10' }, 'resource_id_to'],
+      // Byte order: 'é' (0xC3 0xA9) is after 'z', though a locale may sort it before.
+      [{ resourceIdFrom: 'é', resourceIdTo: 'z' }, 'resource_id_to'],
+      [{ resourceIdFrom: 'a\0b' }, 'resource_id_from'],
+      [{ parts: costs.ScanDataParts.COUNT, splitInto: 5000 }, 'split_into'],
+      [{ parts: costs.ScanDataParts.RESOURCES, splitInto: 2 }, 'split_into'],
       [{ parts: 9 as costs.ScanDataParts }, 'parts'],
       [
         { parts: costs.ScanDataParts.COUNT, afterConnectionId: connectionId, afterResourceId: 'i-1' },

@@ -119,9 +119,9 @@ async function startScanner(options: { bus: Bus; costsAddress: string; retryDead
     counts.set(scanId, (counts.get(scanId) ?? 0) + 1);
   // The sample is a small scan: one shard, run and merged by the worker that planned it.
   const runner: ScanRunner = {
-    plan: (work, now) => {
+    plan: (work, now, shardsFor) => {
       count(runs, work.scanId);
-      return overRpc.plan(work, now);
+      return overRpc.plan(work, now, shardsFor);
     },
     runShard: (scan, shard, progress) => {
       count(shards, scan.scanId);

@@ -15,6 +15,7 @@ import type { ProjectLookup } from '../src/scans/project-lookup';
 import { scanSweeper } from '../src/scans/sweeper';
 import type { PlannedScan, ScanRunner, ShardSpec } from '../src/scans/run-rules';
 import { scanCreditsOverRpc } from '../src/scans/scan-credits';
+import { rangeShards } from '../src/scans/shards';
 
 /*
  * Sharded scans with stand-in runners over a synthetic estate, two scanner processes' worth of workers in
@@ -40,8 +41,15 @@ const lookup: ProjectLookup = {
   },
 };
 
-/** The stand-in's shard of a resource: its number modulo the shard count (costs hashes the id). */
-const shardOf = (resource: string, count: number) => Number(resource.split('-').pop()) % count;
+/** The stand-in's shards: `count` ranges of its ids in byte order (ASCII ids here), as costs cuts them. */
+const rangesOf = (resources: string[], count: number) => {
+  const sorted = [...resources].sort();
+  return rangeShards(
+    Array.from({ length: count - 1 }, (_, i) => sorted[Math.floor(((i + 1) * sorted.length) / count)]!),
+  );
+};
+const inRange = (resource: string, shard: ShardSpec) =>
+  (shard.from === undefined || resource >= shard.from) && (shard.to === undefined || resource < shard.to);
 /** A resource's stand-in cost: highest in the middle of the estate, so no shard's edge decides it. */
 const costOf = (resource: string) => {
   const n = Number(resource.split('-').pop());
@@ -66,13 +74,19 @@ const shardRuns: Array<{ scanId: string; index: number; worker: string }> = [];
 const mergeRuns: Array<{ scanId: string; worker: string }> = [];
 
 const standIn = (worker: string): ScanRunner => ({
-  async plan(work) {
-    return { resources: estates.get(work.projectId)!.resources.length, windowEnd: new Date() };
+  async plan(work, _now, shardsFor) {
+    const { resources } = estates.get(work.projectId)!;
+    return {
+      resources: resources.length,
+      windowEnd: new Date(),
+      shards: rangesOf(resources, shardsFor(resources.length)),
+    };
   },
   async runShard(scan: PlannedScan, shard, progress) {
     shardRuns.push({ scanId: scan.scanId, index: shard.index, worker });
     const estate = estates.get(scan.projectId)!;
-    const mine = estate.resources.filter((r) => shardOf(r, shard.count) === shard.index);
+    // The range the worker stored with the shard and handed back.
+    const mine = estate.resources.filter((r) => inRange(r, shard));
     progress(mine.length);
     await estate.beforeShard?.(shard, worker);
     return {
@@ -217,7 +231,10 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
 
     // Progress while it runs: every shard but the held one stored, their resources counted.
     const inShard = (index: number) =>
-      estates.get(projectId)!.resources.filter((r) => shardOf(r, shards) === index).length;
+      estates
+        .get(projectId)!
+        .resources.filter((r) => inRange(r, rangesOf(estates.get(projectId)!.resources, shards)[index]!))
+        .length;
     const progress = await eventually(async () => {
       const scan = await client.getScan({ id }, team);
       return scan.shardsDone === shards - 1 ? scan : undefined;

@@ -16,7 +16,7 @@ import { idempotentCalls, startService, type RunningService } from '@costgov/run
 import { eventually, freshDb, testBus } from '@costgov/testing';
 import { scannerModule } from '../src/module';
 import type { ProjectLookup, ScannedProject } from '../src/scans/project-lookup';
-import type { RunRules, ScanOutcome, ScanRunner } from '../src/scans/run-rules';
+import { wholeScan, type RunRules, type ScanOutcome, type ScanRunner } from '../src/scans/run-rules';
 import { scanCreditsOverRpc, type ScanCredits } from '../src/scans/scan-credits';
 import { createScanOperation, scansFactory } from '../src/scans/scans';
 import { abandonedChargeSweeper } from '../src/scans/abandoned-charges';
@@ -52,7 +52,7 @@ const runRules: RunRules = async (work, progress) => {
 
 /** Every scan here is one shard whose run is `run` (scan-shards.test.ts splits scans). */
 const wholeScanRunner = (run: RunRules): ScanRunner => ({
-  plan: async (_work, at) => ({ resources: 0, windowEnd: at }),
+  plan: async (_work, at) => ({ resources: 0, windowEnd: at, shards: [wholeScan] }),
   runShard: async (scan, _shard, progress) => {
     const outcome = await run(scan, progress);
     return { ...outcome, resourceIds: outcome.resourceIds ?? [] };

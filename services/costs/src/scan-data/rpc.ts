@@ -19,7 +19,8 @@ export function scanDataRpc(queries: ScanDataQueries): ServiceImpl<typeof costs.
             request.afterConnectionId || request.afterResourceId
               ? { connectionId: request.afterConnectionId, resourceId: request.afterResourceId }
               : undefined,
-          shard: { index: request.shardIndex, count: request.shardCount },
+          range: { from: request.resourceIdFrom, to: request.resourceIdTo },
+          splitInto: request.splitInto,
           parts: request.parts,
         }),
       ),

@@ -29,8 +29,13 @@ export interface ScanDataRequest {
   maxResources?: number;
   /** Page cursor: the key of the previous page's last resource; unset for the first page. */
   after?: { connectionId: string; resourceId: string };
-  /** Only the resources whose id hashes to `index` of `count` (count 0 or 1: every resource). */
-  shard?: { index: number; count: number };
+  /**
+   * A shard: only the resources with `from <= resource_id < to` in byte order (COLLATE "C"); an empty
+   * bound is open on its side.
+   */
+  range?: { from: string; to: string };
+  /** With parts COUNT: the bounds splitting the (range's) resource ids into this many shards. */
+  splitInto?: number;
   /** What to answer (costs.v1 ScanDataParts); resources with every aggregate on the first page by default. */
   parts?: costs.ScanDataParts;
 }
@@ -50,12 +55,24 @@ const scoped = `SELECT * FROM cost_records WHERE connection_id = ANY ($1::text[]
   AND charge_period_start >= $2::timestamptz AND charge_period_start < $3::timestamptz`;
 
 /**
- * A resource's shard: a stable hash of its id (hashtextextended, the hash Postgres partitions by, the same
- * on PGlite and Postgres and across restarts) modulo the shard count, as a non-negative remainder. One id
- * billed by several connections falls in one shard, so a shard holds every finding about a resource.
- * `$7` is the shard count, `$8` the index.
+ * Shards are ranges of resource ids in byte order (COLLATE "C": the same on PGlite and Postgres whatever
+ * the database's collation, and the order of the page cursor and of the cost_records_scan index), by the
+ * id alone: one id billed by several connections falls in one shard, so a shard holds every finding about
+ * a resource. `first` is the number of the range's first parameter: its SQL and parameters.
  */
-const inShard = `($8::int < 0 OR (((hashtextextended(resource_id, 0) % $7::int) + $7::int) % $7::int) = $8::int)`;
+const inRange = (range: { from: string; to: string }, first: number) => {
+  const bounds = [
+    ...(range.from ? [['>=', range.from] as const] : []),
+    ...(range.to ? [['<', range.to] as const] : []),
+  ];
+  return {
+    sql: bounds.map(([op], i) => ` AND resource_id COLLATE "C" ${op} $${first + i}::text`).join(''),
+    params: bounds.map(([, value]) => value),
+  };
+};
+
+/** The order of ids in shards and pages: UTF-8 bytes, as Postgres compares them COLLATE "C". */
+export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 // Data transfer: usage priced per GB (storage is priced per GB-month), log ingestion aside.
 const dataTransfer = `charge_category = 'Usage' AND lower(coalesce(pricing_unit, consumed_unit, '')) IN ('gb', 'gib')
@@ -84,7 +101,7 @@ const stringTags = (tags: unknown): Record<string, string> => {
  * latest period), its tags from its latest), daily cost per connection and
  * service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
  * rows leave the database as a few thousand resources. Resources come in pages in (connection id,
- * resource id) order, each ended by count or by size (under the gRPC message limit); every resource of
+ * resource id) order (ids in byte order), each ended by count or by size (under the gRPC message limit); every resource of
  * the window is in exactly one page; the aggregates come with the first page. Nothing is cut.
  */
 export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: () => Date }) {
@@ -105,19 +122,21 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       problems.push({ field: 'max_resources', message: `must be between 1 and ${maxMaxResources}` });
     if (request.until && !Number.isFinite(request.until.getTime()))
       problems.push({ field: 'until', message: 'must be a valid timestamp' });
-    const shardCount = request.shard?.count ?? 0;
-    const shardIndex = request.shard?.index ?? 0;
-    if (!Number.isInteger(shardCount) || shardCount < 0 || shardCount > maxShards)
-      problems.push({ field: 'shard_count', message: `must be between 0 and ${maxShards}` });
-    else if (!Number.isInteger(shardIndex) || shardIndex < 0 || shardIndex >= Math.max(shardCount, 1))
-      problems.push({
-        field: 'shard_index',
-        message:
-          shardCount > 1
-            ? `must be below shard_count (${shardCount})`
-            : 'must be 0 when shard_count is 0 or 1',
-      });
+    const range = { from: request.range?.from ?? '', to: request.range?.to ?? '' };
+    for (const [field, value] of [
+      ['resource_id_from', range.from],
+      ['resource_id_to', range.to],
+      ['after_resource_id', request.after?.resourceId ?? ''],
+    ] as const)
+      if (value.includes('\0')) problems.push({ field, message: 'must not contain a NUL character' });
+    if (range.from && range.to && byteOrder(range.to, range.from) < 0)
+      problems.push({ field: 'resource_id_to', message: 'must not be before resource_id_from (byte order)' });
+    const splitInto = request.splitInto ?? 0;
+    if (!Number.isInteger(splitInto) || splitInto < 0 || splitInto > maxShards)
+      problems.push({ field: 'split_into', message: `must be between 0 and ${maxShards}` });
     const parts = request.parts ?? costs.ScanDataParts.UNSPECIFIED;
+    if (splitInto > 1 && parts !== costs.ScanDataParts.COUNT)
+      problems.push({ field: 'split_into', message: 'needs parts COUNT' });
     if (!Object.values(costs.ScanDataParts).includes(parts))
       problems.push({ field: 'parts', message: 'must be one of the ScanDataParts values' });
     const withResources =
@@ -128,8 +147,6 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         message: 'a page cursor needs parts RESOURCES or unspecified',
       });
     if (problems.length > 0) throw new ValidationError(problems);
-    // -1: every resource (no shard).
-    const shardParams = shardCount > 1 ? [shardCount, shardIndex] : [1, -1];
 
     // Only the team's connections count; an id of another team's (or of no) connection matches nothing.
     const ids = request.connectionIds.filter((id) => looksLikeId('connection', id));
@@ -161,6 +178,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       dataStart: null,
       dataEnd: null,
       resourceCount: 0,
+      shardBounds: [],
     };
     if (connectionIds.length === 0) return empty;
     const params = [connectionIds, windowStart.toISOString(), windowEnd.toISOString()];
@@ -172,15 +190,19 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     const heavy = light && parts !== costs.ScanDataParts.RESOURCES;
     const aggregate = (sql: string, when = light) => (when ? query(sql, params) : none);
 
-    const [resources, count, totals, daily, tagUsage, currency, commitments, span] = await Promise.all([
-      !withResources
-        ? none
-        : query(
-            // Two passes, no self-join: per resource and charge period first (hours are counted once however
-            // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
-            // and the tags of its latest.
-            `WITH per_period AS (
-           SELECT connection_id, resource_id, charge_period_start, max(charge_period_end) AS charge_period_end,
+    const [resources, count, bounds, totals, daily, tagUsage, currency, commitments, span] =
+      await Promise.all([
+        !withResources
+          ? none
+          : query(
+              // Two passes, no self-join: per resource and charge period first (hours are counted once however
+              // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
+              // and the tags of its latest. Both group in (connection_id, resource_id COLLATE "C") order, the
+              // order of the cost_records_scan index: the page streams from the index (a merge of its period
+              // partitions), grouped as it comes, and stops at the LIMIT without reading the rest of the range.
+              `WITH per_period AS (
+           SELECT connection_id, resource_id COLLATE "C" AS resource_id, charge_period_start,
+             max(charge_period_end) AS charge_period_end,
              sum(billed_cost) AS billed, sum(effective_cost) AS effective, sum(list_cost) AS list,
              sum(contracted_cost) AS contracted, sum(pricing_quantity) AS pricing_quantity,
              sum(consumed_quantity) AS consumed_quantity,
@@ -194,9 +216,9 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
              coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0) AS unused_reservation,
              coalesce(sum(effective_cost) FILTER (WHERE charge_description ILIKE '%extended support%'), 0) AS extended_support,
              min(tags::text) AS tags
-           FROM (${scoped} AND coalesce(resource_id, '') <> '' AND (connection_id, resource_id) > ($5::text, $6::text)
-             AND ${inShard}) scoped
-           GROUP BY connection_id, resource_id, charge_period_start
+           FROM (${scoped} AND resource_id <> '' AND (connection_id, resource_id COLLATE "C") > ($5::text, $6::text)
+             ${inRange(range, 7).sql}) scoped
+           GROUP BY connection_id, resource_id COLLATE "C", charge_period_start
          )
          SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
            sum(list)::float8 AS list, sum(contracted)::float8 AS contracted,
@@ -211,23 +233,38 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            (array_agg(tags ORDER BY charge_period_start DESC))[1] AS tags
          FROM per_period GROUP BY connection_id, resource_id
          ORDER BY connection_id, resource_id LIMIT $4`,
-            [
-              ...params,
-              maxResources + 1,
-              request.after?.connectionId ?? '',
-              request.after?.resourceId ?? '',
-              ...shardParams,
-            ],
-          ),
-      parts === costs.ScanDataParts.COUNT
-        ? query(
-            `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
-             FROM (${scoped} AND coalesce(resource_id, '') <> '' AND ${inShard.replaceAll('$7', '$4').replaceAll('$8', '$5')}) scoped) pairs`,
-            [...params, ...shardParams],
-          )
-        : none,
-      aggregate(
-        `SELECT connection_id, sum(effective_cost)::float8 AS effective,
+              [
+                ...params,
+                maxResources + 1,
+                request.after?.connectionId ?? '',
+                request.after?.resourceId ?? '',
+                ...inRange(range, 7).params,
+              ],
+            ),
+        parts === costs.ScanDataParts.COUNT
+          ? query(
+              `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
+             FROM (${scoped} AND resource_id <> ''${inRange(range, 4).sql}) scoped) pairs`,
+              [...params, ...inRange(range, 4).params],
+            )
+          : none,
+        // Shard bounds: the distinct ids in byte order, numbered in one pass; shard i (from 0) starts at
+        // number 1 + floor(i * n / k), so shards differ in size by one at most and repeat a bound (an empty
+        // shard) only when there are fewer ids than shards.
+        splitInto > 1
+          ? query(
+              `WITH ids AS (SELECT DISTINCT resource_id COLLATE "C" AS resource_id
+               FROM (${scoped} AND resource_id <> ''${inRange(range, 5).sql}) scoped),
+             numbered AS (SELECT resource_id, row_number() OVER (ORDER BY resource_id) AS rn, count(*) OVER () AS n
+               FROM ids)
+             SELECT resource_id FROM numbered JOIN generate_series(1, $4::int - 1) AS i
+               ON numbered.rn = 1 + (i::bigint * numbered.n) / $4::int
+             ORDER BY i`,
+              [...params, splitInto, ...inRange(range, 5).params],
+            )
+          : none,
+        aggregate(
+          `SELECT connection_id, sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0)::float8 AS untaggable_category,
            coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
              AND (tags IS NULL OR tags = '{}'::jsonb)), 0)::float8 AS untagged,
@@ -236,39 +273,39 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            count(*) FILTER (WHERE commitment_discount_status = 'Unused')::bigint AS unused_commitment_records,
            max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
          FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
-      ),
-      aggregate(
-        `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
+        ),
+        aggregate(
+          `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
            coalesce(service_name, '') AS service_name, coalesce(service_category, '') AS service_category,
            sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer,
            coalesce(sum(effective_cost) FILTER (WHERE ${usageBased}), 0)::float8 AS usage
          FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 2 DESC, 1, 3, 4`,
-        heavy,
-      ),
-      aggregate(
-        `SELECT t.key, t.value, count(DISTINCT scoped.resource_id)::int AS resources,
+          heavy,
+        ),
+        aggregate(
+          `SELECT t.key, t.value, count(DISTINCT scoped.resource_id)::int AS resources,
            sum(scoped.effective_cost)::float8 AS effective
          FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped, jsonb_each_text(scoped.tags) AS t (key, value)
          GROUP BY t.key, t.value ORDER BY effective DESC, t.key, t.value LIMIT ${maxTagPairs}`,
-        heavy,
-      ),
-      aggregate(
-        `SELECT billing_currency AS currency FROM (${scoped}) scoped
+          heavy,
+        ),
+        aggregate(
+          `SELECT billing_currency AS currency FROM (${scoped}) scoped
          GROUP BY billing_currency ORDER BY sum(abs(effective_cost)) DESC, billing_currency LIMIT 1`,
-      ),
-      aggregate(
-        `SELECT connection_id, commitment_discount_id, max(commitment_discount_type) AS commitment_discount_type,
+        ),
+        aggregate(
+          `SELECT connection_id, commitment_discount_id, max(commitment_discount_type) AS commitment_discount_type,
            coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Used'), 0)::float8 AS used,
            coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0)::float8 AS unused,
            min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen
          FROM (${scoped} AND coalesce(commitment_discount_id, '') <> '') scoped
          GROUP BY 1, 2 ORDER BY 1, 2 LIMIT ${maxCommitments}`,
-      ),
-      aggregate(
-        `SELECT min(charge_period_start) AS first, max(charge_period_end) AS last FROM (${scoped}) scoped`,
-      ),
-    ]);
+        ),
+        aggregate(
+          `SELECT min(charge_period_start) AS first, max(charge_period_end) AS last FROM (${scoped}) scoped`,
+        ),
+      ]);
 
     const text = (value: unknown) => (value === null || value === undefined ? '' : String(value));
     const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
@@ -403,6 +440,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       dataStart: span.rows[0]?.first ? new Date(span.rows[0].first as string) : null,
       dataEnd: span.rows[0]?.last ? new Date(span.rows[0].last as string) : null,
       resourceCount: Number(count.rows[0]?.count ?? 0),
+      shardBounds: bounds.rows.map((row) => text(row.resource_id)),
     };
   }
 

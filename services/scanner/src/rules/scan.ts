@@ -1,7 +1,14 @@
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
-import type { PlannedScan, ScanRunner, ShardOutcome, ShardSpec } from '../scans/run-rules';
+import {
+  wholeScan,
+  type PlannedScan,
+  type ScanRunner,
+  type ShardOutcome,
+  type ShardSpec,
+} from '../scans/run-rules';
+import { rangeShards } from '../scans/shards';
 import { emptyPending, finishScan, pendingOf, shardJudge, type PendingJudgements } from './engine';
 import { defaultMinDailyImpact, type RuleResult, type ScanData } from './types';
 
@@ -90,7 +97,8 @@ const defaultPageSize = 5000;
 
 /**
  * The rule catalogue over costs' scan data, split as rules/engine.ts describes: `plan` counts the
- * resources (COUNT), `runShard` reads the shard's pages one at a time (RESOURCES, filtered by shard) and
+ * resources (COUNT) and, for more than one shard, has costs cut their ids into ranges of about equal size
+ * (COUNT with split_into), `runShard` reads the shard's pages one at a time (RESOURCES, its range) and
  * judges each before asking for the next, `runProjectRules` reads the aggregates (AGGREGATES) and
  * finishes the scan. Every request names the planned window's end, so every shard reads the same window.
  * A page that cannot be read rejects (costs down: UnavailableError, which the worker retries).
@@ -137,8 +145,8 @@ export function rulesRunner(
           connectionIds: scan.connectionIds,
           until: timestampFromDate(scan.windowEnd),
           maxResources: pageSize,
-          shardIndex: shard.count > 1 ? shard.index : 0,
-          shardCount: shard.count > 1 ? shard.count : 0,
+          resourceIdFrom: shard.from ?? '',
+          resourceIdTo: shard.to ?? '',
           parts: costs.ScanDataParts.RESOURCES,
           ...after,
         },
@@ -158,16 +166,26 @@ export function rulesRunner(
   }
 
   return {
-    async plan(work, now) {
-      if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now };
+    async plan(work, now, shardsFor) {
+      if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now, shards: [wholeScan] };
       const counted = await deps.scanData.getScanData(
         { connectionIds: work.connectionIds, parts: costs.ScanDataParts.COUNT },
         { teamId: work.teamId },
       );
-      return {
-        resources: counted.resourceCount,
-        windowEnd: counted.windowEnd ? timestampDate(counted.windowEnd) : now,
-      };
+      const windowEnd = counted.windowEnd ? timestampDate(counted.windowEnd) : now;
+      const count = shardsFor(counted.resourceCount);
+      if (count <= 1) return { resources: counted.resourceCount, windowEnd, shards: [wholeScan] };
+      // Ranges of about equal size, cut by costs in the planned window: bounds by resource id alone.
+      const { shardBounds } = await deps.scanData.getScanData(
+        {
+          connectionIds: work.connectionIds,
+          until: timestampFromDate(windowEnd),
+          parts: costs.ScanDataParts.COUNT,
+          splitInto: count,
+        },
+        { teamId: work.teamId },
+      );
+      return { resources: counted.resourceCount, windowEnd, shards: rangeShards(shardBounds) };
     },
 
     async runShard(scan, shard, progress) {
@@ -197,7 +215,7 @@ export function rulesRunner(
       );
       const parts = pending
         ? pending.map(pendingOf)
-        : [(await judgeShard(scan, { index: 0, count: 1 }, settings, () => {})).pending ?? emptyPending()];
+        : [(await judgeShard(scan, wholeScan, settings, () => {})).pending ?? emptyPending()];
       return finishScan(
         aggregates,
         parts,
@@ -223,9 +241,9 @@ export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Prom
     projectId: input.projectId,
     connectionIds: input.connectionIds,
   };
-  const windowEnd = input.until ?? (await runner.plan(work, input.now)).windowEnd;
+  const windowEnd = input.until ?? (await runner.plan(work, input.now, () => 1)).windowEnd;
   const scan = { ...work, windowEnd, now: input.now };
-  const shard = await runner.runShard(scan, { index: 0, count: 1 }, () => {});
+  const shard = await runner.runShard(scan, wholeScan, () => {});
   const results = [
     ...shard.results,
     ...(await runner.runProjectRules(scan, shard.pending ? [shard.pending] : [])),

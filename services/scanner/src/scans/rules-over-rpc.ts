@@ -3,7 +3,7 @@ import type { Logger } from '@costgov/log';
 import type { RpcClient } from '@costgov/rpc';
 import { rulesRunner, type RulesRunner, type ScanSettings } from '../rules/scan';
 import { defaultMinDailyImpactOverRpc } from './min-daily-impact';
-import type { RunRules } from './run-rules';
+import { wholeScan, type RunRules } from './run-rules';
 
 interface RulesOverRpcDeps {
   scanData: Pick<RpcClient<typeof costs.ScanDataService>, 'getScanData'>;
@@ -52,7 +52,7 @@ function settingsOverRpc({
 
 /**
  * The rule catalogue as a sharded scan runs it (rules/engine.ts): `plan` counts the resources of the
- * window, `runShard` judges one shard's resources page by page with the per-resource rules (one page in
+ * window and has costs cut them into ranges of resource ids, `runShard` judges one shard's resources page by page with the per-resource rules (one page in
  * memory at a time; its outcome's `pending` holds what the merge must judge: pass every shard's to
  * `runProjectRules`), `runProjectRules` runs the project-wide rules on costs' aggregates and finishes the
  * pending judgements. Costs or identity down rejects with UnavailableError, which the worker retries.
@@ -70,11 +70,11 @@ export function runRulesOverRpc(deps: RulesOverRpcDeps & { now: () => Date }): R
   const runner = scanRunnerOverRpc(deps);
   return async (work, progress) => {
     const now = deps.now();
-    const { windowEnd } = await runner.plan(work, now);
+    const { windowEnd } = await runner.plan(work, now, () => 1);
     const scan = { ...work, windowEnd, now };
     // Every page of the data is read (a page that cannot be read rejects the scan, which is retried), so
     // the resources recorded as dealt with are all of them.
-    const shard = await runner.runShard(scan, { index: 0, count: 1 }, progress);
+    const shard = await runner.runShard(scan, wholeScan, progress);
     const results = [
       ...shard.results,
       ...(await runner.runProjectRules(scan, shard.pending ? [shard.pending] : [])),

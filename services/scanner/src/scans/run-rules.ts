@@ -27,8 +27,8 @@ export type RunRules = (work: ScanWork, progress: (resourcesScanned: number) => 
 
 // ---------------------------------------------------------------------------------------------------
 // Sharded scans (issue 19). A scan is planned once (how many resources, which window, which `now`),
-// split into `count` shards by a hash of the resource id (costs filters GetScanData by shard), each shard
-// run by any worker with the per-resource rules page by page, then merged once with the project-wide
+// split into `count` shards, each a range of resource ids of about equal size (costs answers the bounds
+// and filters GetScanData by range: a shard reads only its own rows), each shard run by any worker with the per-resource rules page by page, then merged once with the project-wide
 // rules (computed on costs' aggregates). A scan of few resources is one shard, run by the same code.
 // ---------------------------------------------------------------------------------------------------
 
@@ -40,11 +40,23 @@ export interface PlannedScan extends ScanWork {
   now: Date;
 }
 
-/** One part of a scan: the resources whose id hashes to `index` of `count` (0 <= index < count). */
+/**
+ * One part of a scan, `index` of `count` (0 <= index < count, for progress and order): the resources whose
+ * id is at or after `from` and before `to`, in byte order (costs' GetScanData resource_id_from/_to); an
+ * unset bound is open on its side. A runner's `plan` makes the shards; the worker stores them and hands
+ * each back to `runShard` as planned.
+ */
 export interface ShardSpec {
   index: number;
   count: number;
+  /** First resource id of the shard (inclusive); unset: from the first. */
+  from?: string;
+  /** Resource id the next shard starts at (exclusive); unset: to the last. */
+  to?: string;
 }
+
+/** A scan in one shard: every resource. */
+export const wholeScan: ShardSpec = { index: 0, count: 1 };
 
 export interface ShardOutcome {
   /** Resources of the shard the rules judged (every page). */
@@ -65,8 +77,16 @@ export interface ShardOutcome {
  * the merge) retried until the scan's retry deadline; any other rejection fails the scan.
  */
 export interface ScanRunner {
-  /** How many resources the scan's connections hold in the window, and the window's end. */
-  plan(work: ScanWork, now: Date): Promise<{ resources: number; windowEnd: Date }>;
+  /**
+   * How many resources the scan's connections hold in the window, the window's end, and the scan's
+   * shards: `shardsFor(resources)` of them (fewer when the runner cannot split further), which together
+   * hold every resource exactly once.
+   */
+  plan(
+    work: ScanWork,
+    now: Date,
+    shardsFor: (resources: number) => number,
+  ): Promise<{ resources: number; windowEnd: Date; shards: ShardSpec[] }>;
   /** The per-resource rules over one shard, page by page (bounded memory). */
   runShard(
     scan: PlannedScan,
@@ -83,7 +103,7 @@ export interface ScanRunner {
 
 /** Until the rules are wired: a scan that reads nothing and finds nothing (one shard). */
 export const noRulesRunner: ScanRunner = {
-  plan: async (_work, now) => ({ resources: 0, windowEnd: now }),
+  plan: async (_work, now) => ({ resources: 0, windowEnd: now, shards: [wholeScan] }),
   runShard: async () => ({ resourcesScanned: 0, results: [], resourceIds: [] }),
   runProjectRules: async () => [],
 };

@@ -120,19 +120,31 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     return rows[0];
   }
 
-  /** Takes a shard of a running scan: queued, released for a retry, or held by a run gone quiet. */
-  async function claimShard(scanId: string, index: number, runId: string): Promise<boolean> {
+  /**
+   * Takes a shard of a running scan: queued, released for a retry, or held by a run gone quiet. Its range
+   * of resource ids as planned; undefined when not taken.
+   */
+  async function claimShard(
+    scanId: string,
+    index: number,
+    runId: string,
+  ): Promise<{ from?: string; to?: string } | undefined> {
     const at = now();
-    const { rows } = await db.query(
+    const { rows } = await db.query<{ resource_id_from: string | null; resource_id_to: string | null }>(
       `UPDATE scan_shards SET status = 'running', worker_id = $3, heartbeat_at = $4,
          started_at = coalesce(started_at, $4)
        WHERE scan_id = $1 AND shard_index = $2
          AND (status = 'pending' OR (status = 'running' AND (worker_id IS NULL OR heartbeat_at < $5)))
          AND EXISTS (SELECT 1 FROM scans WHERE id = $1 AND status = 'running')
-       RETURNING shard_index`,
+       RETURNING resource_id_from, resource_id_to`,
       [scanId, index, runId, at, stale(at)],
     );
-    return rows.length > 0;
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      ...(row.resource_id_from !== null ? { from: row.resource_id_from } : {}),
+      ...(row.resource_id_to !== null ? { to: row.resource_id_to } : {}),
+    };
   }
 
   /**
@@ -142,25 +154,35 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   async function storePlan(
     scan: ScanRow,
     runId: string,
-    plan: { windowEnd: Date; now: Date; shards: number },
+    plan: { windowEnd: Date; now: Date; shards: ShardSpec[] },
   ): Promise<ScanRow | undefined> {
     return db.transaction(async (tx) => {
       const at = now();
-      const one = plan.shards === 1;
+      const one = plan.shards.length === 1;
       const { rows } = await tx.query<ScanRow>(
         `UPDATE scans SET window_end = $3, planned_now = $4, shards_total = $5, heartbeat_at = $6,
            updated_at = $6, worker_id = CASE WHEN $5 = 1 THEN worker_id END
          WHERE id = $1 AND worker_id = $2 AND status = 'running' RETURNING *`,
-        [scan.id, runId, plan.windowEnd, plan.now, plan.shards, at],
+        [scan.id, runId, plan.windowEnd, plan.now, plan.shards.length, at],
       );
       if (!rows[0]) return undefined; // swept or taken over meanwhile
       await tx.query(
-        `INSERT INTO scan_shards (scan_id, shard_index, shard_count, status, worker_id, heartbeat_at, started_at)
-         SELECT $1, i, $2, $3, $4, $5, $6 FROM generate_series(0, $2 - 1) AS i`,
-        [scan.id, plan.shards, one ? 'running' : 'pending', one ? runId : null, at, one ? at : null],
+        `INSERT INTO scan_shards (scan_id, shard_index, shard_count, status, worker_id, heartbeat_at, started_at,
+           resource_id_from, resource_id_to)
+         SELECT $1, i - 1, $2, $3, $4, $5, $6, ($7::text[])[i], ($8::text[])[i] FROM generate_series(1, $2) AS i`,
+        [
+          scan.id,
+          plan.shards.length,
+          one ? 'running' : 'pending',
+          one ? runId : null,
+          at,
+          one ? at : null,
+          plan.shards.map((shard) => shard.from ?? null),
+          plan.shards.map((shard) => shard.to ?? null),
+        ],
       );
       if (!one) {
-        for (let index = 0; index < plan.shards; index++) {
+        for (let index = 0; index < plan.shards.length; index++) {
           await outbox.addMessage(tx, {
             type: 'scanner.scan_shard.requested',
             subject: scan.id,
@@ -170,7 +192,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
               teamId: scan.team_id,
               projectId: scan.project_id,
               shardIndex: index,
-              shardCount: plan.shards,
+              shardCount: plan.shards.length,
             }),
           });
         }
@@ -498,13 +520,16 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     await holdWhile(holding, scan, info, async (progress) => {
       if (scan.shards_total === 0) {
         const at = now();
-        const planned = await runner.plan(work, at);
-        const shards = shardCount(planned.resources, sharding);
+        const planned = await runner.plan(work, at, (resources) => shardCount(resources, sharding));
+        const { shards } = planned;
         const stored = await storePlan(scan, runId, { windowEnd: planned.windowEnd, now: at, shards });
         if (!stored) return; // swept or taken over meanwhile
         scan = stored;
-        log.info({ scan_id: scan.id, run_id: runId, resources: planned.resources, shards }, 'scan planned');
-        if (shards > 1) return; // queued for any worker; the scan was let go with its plan
+        log.info(
+          { scan_id: scan.id, run_id: runId, resources: planned.resources, shards: shards.length },
+          'scan planned',
+        );
+        if (shards.length > 1) return; // queued for any worker; the scan was let go with its plan
         holding.shard = 0;
       } else if (scan.shards_total > 1) {
         await release(holding, 0); // a redelivery of a planned scan: its shards are queued
@@ -532,7 +557,8 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   /** scanner.scan_shard.requested: run one shard of a planned scan. */
   async function shard(request: { scanId: string; index: number; count: number }, info: DeliveryInfo) {
     const runId = newRunId();
-    if (!(await claimShard(request.scanId, request.index, runId))) {
+    const range = await claimShard(request.scanId, request.index, runId);
+    if (!range) {
       const { rows } = await db.query<{ status: string; scan_status: string }>(
         `SELECT sh.status, s.status AS scan_status FROM scan_shards sh JOIN scans s ON s.id = sh.scan_id
          WHERE sh.scan_id = $1 AND sh.shard_index = $2`,
@@ -547,7 +573,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     const scan = rows[0]!;
     const holding: Holding = { scanId: scan.id, runId, scan: false, shard: request.index };
     await holdWhile(holding, scan, info, async (progress) => {
-      await runShard(scan, { index: request.index, count: request.count }, runId, progress, true);
+      await runShard(scan, { index: request.index, count: request.count, ...range }, runId, progress, true);
     });
   }
 

@@ -107,18 +107,28 @@ describe('a scan split into shards', () => {
       const { client, counts } = counted();
       // Three resources a page: several pages per shard.
       const runner = rulesRunner({ scanData: client }, settings, { pageSize: 3 });
-      const planned = await runner.plan(work(), now);
+      const planned = await runner.plan(work(), now, (resources) => {
+        expect(resources).toBe(allIds.length);
+        return count;
+      });
       expect(planned.resources).toBe(allIds.length);
+      // Ranges of resource ids from costs, as many as asked for, each after the one before.
+      expect(planned.shards.map((shard) => [shard.index, shard.count])).toEqual(
+        [...Array(count).keys()].map((index) => [index, count]),
+      );
+      for (const [index, shard] of planned.shards.entries())
+        expect(shard.from).toBe(index === 0 ? undefined : planned.shards[index - 1]!.to);
       const scan = { ...work(), windowEnd: planned.windowEnd, now };
       const results: RuleResult[] = [];
       const ids: string[] = [];
       const pending: PendingJudgements[] = [];
       let scanned = 0;
       const shardOf = new Map<string, number>();
-      for (let index = 0; index < count; index++) {
+      for (const shard of planned.shards) {
+        const { index } = shard;
         const before = counts.calls;
         let reported = 0;
-        const outcome = await runner.runShard(scan, { index, count }, (progress) => {
+        const outcome = await runner.runShard(scan, shard, (progress) => {
           expect(progress).toBeGreaterThanOrEqual(reported);
           reported = progress;
         });
@@ -161,7 +171,7 @@ describe('a scan split into shards', () => {
 
   it("refuses pending judgements that are not the engine's", async () => {
     const runner = rulesRunner({ scanData }, settings);
-    const planned = await runner.plan(work(), now);
+    const planned = await runner.plan(work(), now, () => 1);
     await expect(
       runner.runProjectRules({ ...work(), windowEnd: planned.windowEnd, now }, [{ resources: 'x' }]),
     ).rejects.toThrow(/pending judgements/);

@@ -930,8 +930,8 @@ export const ScanRequestedSchema: GenMessage<ScanRequested, { jsonType: ScanRequ
 
 /**
  * scanner.scan_shard.requested: one shard of a planned scan, on the scan workers' work queue (any
- * worker takes any shard). The shard holds the resources whose id hashes to `shard_index` of
- * `shard_count`; the scan's window and clock are stored with the scan.
+ * worker takes any shard). `shard_index` of `shard_count` names the shard; the range of resource ids
+ * it holds is stored with it (scan_shards), the scan's window and clock with the scan.
  *
  * @generated from message costgov.events.v1.ScanShardRequested
  */
@@ -964,8 +964,8 @@ export type ScanShardRequested = Message<'costgov.events.v1.ScanShardRequested'>
 
 /**
  * scanner.scan_shard.requested: one shard of a planned scan, on the scan workers' work queue (any
- * worker takes any shard). The shard holds the resources whose id hashes to `shard_index` of
- * `shard_count`; the scan's window and clock are stored with the scan.
+ * worker takes any shard). `shard_index` of `shard_count` names the shard; the range of resource ids
+ * it holds is stored with it (scan_shards), the scan's window and clock with the scan.
  *
  * @generated from message costgov.events.v1.ScanShardRequested
  */
