@@ -249,6 +249,11 @@ export function costDataFactory({
       // connection's raw rows wait (the drop of an old partition locks the connection's table).
       let rowsReplaced = 0;
       for (const { period, table, rows } of partitions) {
+        // The root's cost_records_scan index (migration 0007), built here so that ATTACH adopts it: the
+        // build is done before the swap, while readers of the connection's rows do not wait yet.
+        await tx.exec(
+          `CREATE INDEX ON ${table} (connection_id, resource_id COLLATE "C", charge_period_start)`,
+        );
         const { rows: swapped } = await tx.query<{ replaced: number }>(
           'SELECT cost_records_swap($1, $2::date, $3, $4, $5) AS replaced',
           [connectionId, period, table, rows, uploadId],
