@@ -135,10 +135,12 @@ export function costDataFactory({
       );
       // PGlite runs one COPY per chunk, each with a fixed cost: bigger chunks there.
       const chunkChars = db.kind === 'pglite' ? 2 * 1024 * 1024 : 256 * 1024;
-      const reader = readFocus(input.body, encoding, { chunkChars, ...readOptions });
+      // The reader counts future charges and sums the totals as rows stream: no scan of them after.
+      const chargedAfter = now();
+      const reader = readFocus(input.body, encoding, { chunkChars, chargedAfter, ...readOptions });
       await db.copyIn(`${staging} (${columnList})`, reader.chunks);
       const facts = reader.facts();
-      const warnings = [...(await futureCharges(staging))];
+      const warnings = futureCharges(facts.future, chargedAfter);
       const stored = await swapIn(teamId, input.connectionId, uploadId, staging, facts);
       return {
         connectionId: input.connectionId,
@@ -147,7 +149,12 @@ export function costDataFactory({
         billingPeriods: facts.billingPeriods,
         billingPeriodRanges: facts.billingPeriodRanges,
         warnings,
-        totals: stored.totals,
+        // Summed exactly by the reader, like sum(numeric) over the rows stored.
+        totals: facts.totals.map((total) => ({
+          currency: total.currency,
+          billedCost: Number(total.billedCost),
+          effectiveCost: Number(total.effectiveCost),
+        })),
         rowsReplaced: stored.rowsReplaced,
         bytes: facts.bytes,
         durationMs: Math.round(performance.now() - started),
@@ -160,17 +167,11 @@ export function costDataFactory({
 
   /**
    * Rows charged after now (ChargePeriodStart in the future): stored and counted like the others, so
-   * the uploader hears how many and up to when, a sign of a wrong date or a wrong clock.
+   * the uploader hears how many and up to when, a sign of a wrong date or a wrong clock. Counted by the
+   * reader against the instant the upload began.
    */
-  async function futureCharges(staging: string): Promise<IngestWarning[]> {
-    const at = now();
-    const { rows } = await db.query<{ rows: number; latest: string | null }>(
-      `SELECT count(*)::int AS rows,
-         to_char(max(charge_period_start) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS latest
-       FROM ${staging} WHERE charge_period_start > $1`,
-      [at],
-    );
-    const { rows: count, latest } = rows[0]!;
+  function futureCharges(future: FocusFileFacts['future'], at: Date): IngestWarning[] {
+    const { rows: count, latest } = future;
     if (!count || !latest) return [];
     const nowText = at.toISOString().replace(/\.\d{3}Z$/, 'Z');
     return [
@@ -238,13 +239,6 @@ export function costDataFactory({
          FROM ${staging} GROUP BY 3, 4, 5, 6, 7, 8, 9`,
         [teamId, connectionId],
       );
-      // Summed by the database, exactly, from the rollups just written (fewer rows than the file).
-      const { rows: totals } = await tx.query<{ currency: string; billed: number; effective: number }>(
-        `SELECT billing_currency AS currency, sum(billed_cost) AS billed, sum(effective_cost) AS effective
-         FROM daily_costs WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])
-         GROUP BY billing_currency ORDER BY billing_currency`,
-        [connectionId, periods],
-      );
       // The partitions change last but for a few one-row writes: from here to the commit, readers of the
       // connection's raw rows wait (the drop of an old partition locks the connection's table).
       let rowsReplaced = 0;
@@ -281,14 +275,7 @@ export function costDataFactory({
           lastChargeDay: facts.lastChargeDay,
         }),
       });
-      return {
-        rowsReplaced,
-        totals: totals.map((row) => ({
-          currency: row.currency,
-          billedCost: Number(row.billed),
-          effectiveCost: Number(row.effective),
-        })),
-      };
+      return { rowsReplaced };
     });
   }
 

@@ -9,6 +9,7 @@ import {
   type ColumnKind,
   type FocusVersion,
 } from './focus-columns';
+import { DecimalSum } from './decimal-sum';
 import {
   contractAppliedProblem,
   copyField,
@@ -104,6 +105,13 @@ export interface FocusFileFacts {
   lastChargeDay: string;
   /** Bytes received, as sent (compressed when gzip). */
   bytes: number;
+  /** Per billing currency (sorted), the exact sums of BilledCost and EffectiveCost, as numeric text. */
+  totals: Array<{ currency: string; billedCost: string; effectiveCost: string }>;
+  /**
+   * Rows whose ChargePeriodStart is after `ReadOptions.chargedAfter` (none without it), and the latest
+   * such start in UTC to the second (`2026-11-30T05:00:00Z`), as Postgres would count them once stored.
+   */
+  future: { rows: number; latest: string };
 }
 
 export interface FocusReader {
@@ -118,6 +126,8 @@ export interface ReadOptions {
   maxErrors?: number;
   /** Characters of COPY text per chunk. */
   chunkChars?: number;
+  /** Rows charged after this instant are counted in `facts().future`. */
+  chargedAfter?: Date;
 }
 
 const checks: Record<ColumnKind, (value: string) => string | undefined> = {
@@ -148,7 +158,7 @@ interface TypedColumn {
 export function readFocus(
   source: AsyncIterable<Uint8Array>,
   encoding: ContentEncoding,
-  { maxErrors = 20, chunkChars = 256 * 1024 }: ReadOptions = {},
+  { maxErrors = 20, chunkChars = 256 * 1024, chargedAfter }: ReadOptions = {},
 ): FocusReader {
   let facts: FocusFileFacts | undefined;
   let bytes = 0;
@@ -200,6 +210,13 @@ export function readFocus(
     let periodStart = -1;
     let periodEnd = -1;
     let chargeStart = -1;
+    let billed = -1;
+    let effective = -1;
+    let currencyAt = -1;
+    const sums = new Map<string, { billed: DecimalSum; effective: DecimalSum }>();
+    let lastCurrency = '';
+    let lastSums: { billed: DecimalSum; effective: DecimalSum } | undefined;
+    const future = futureCounter(chargedAfter);
     let row = 1;
     let rows = 0;
     const periods = new Set<string>();
@@ -245,6 +262,9 @@ export function readFocus(
             periodStart = header.indexOf('BillingPeriodStart');
             periodEnd = header.indexOf('BillingPeriodEnd');
             chargeStart = header.indexOf('ChargePeriodStart');
+            billed = header.indexOf('BilledCost');
+            effective = header.indexOf('EffectiveCost');
+            currencyAt = header.indexOf('BillingCurrency');
             continue;
           }
           row++;
@@ -303,6 +323,17 @@ export function readFocus(
           const day = utcDayOf(record[chargeStart]!);
           if (firstDay === '' || day < firstDay) firstDay = day;
           if (day > lastDay) lastDay = day;
+          future.add(record[chargeStart]!, day);
+          // Totals per currency, exactly (numeric sums): what the upload answers without a query.
+          const currency = record[currencyAt]!;
+          if (currency !== lastCurrency || !lastSums) {
+            lastCurrency = currency;
+            lastSums = sums.get(currency);
+            if (!lastSums)
+              sums.set(currency, (lastSums = { billed: new DecimalSum(), effective: new DecimalSum() }));
+          }
+          lastSums.billed.add(record[billed]!);
+          lastSums.effective.add(record[effective]!);
           for (let c = 0; c < sources.length; c++) {
             const index = sources[c]!;
             let value = index < 0 ? '' : record[index]!;
@@ -344,6 +375,12 @@ export function readFocus(
       firstChargeDay: firstDay,
       lastChargeDay: lastDay,
       bytes,
+      totals: [...sums.keys()].sort().map((currency) => ({
+        currency,
+        billedCost: sums.get(currency)!.billed.toString(),
+        effectiveCost: sums.get(currency)!.effective.toString(),
+      })),
+      future: future.result(),
     };
   }
 
@@ -352,6 +389,41 @@ export function readFocus(
     facts() {
       if (!facts) throw new Error('The FOCUS file has not been read to its end.');
       return facts;
+    },
+  };
+}
+
+/**
+ * Counts checked ChargePeriodStart values (as stored: a zone on each) after `after`, compared as
+ * Postgres compares the stored timestamptz with it: to the microsecond (the fraction rounded to six
+ * digits). Days before `after`'s UTC day are passed over without parsing.
+ */
+export function futureCounter(after: Date | undefined) {
+  const afterMs = after?.getTime() ?? Number.POSITIVE_INFINITY;
+  const afterDay = after ? after.toISOString().slice(0, 10) : '9999-99-99';
+  let rows = 0;
+  /** The latest future start, in microseconds since the epoch. */
+  let latest = Number.NEGATIVE_INFINITY;
+  return {
+    add(value: string, day: string) {
+      if (day < afterDay) return;
+      const fraction = /\.(\d+)/.exec(value);
+      let micros = 0;
+      let text = value;
+      if (fraction) {
+        const digits = fraction[1]!.padEnd(7, '0');
+        micros = Number(digits.slice(0, 6)) + (digits.charCodeAt(6) >= 53 /* 5 */ ? 1 : 0);
+        text = value.replace(fraction[0], '');
+      }
+      const at = Date.parse(text.replace(' ', 'T')) * 1000 + micros;
+      if (!(at > afterMs * 1000)) return;
+      rows++;
+      if (at > latest) latest = at;
+    },
+    result(): { rows: number; latest: string } {
+      if (rows === 0) return { rows, latest: '' };
+      const second = Math.floor(latest / 1_000_000) * 1000;
+      return { rows, latest: new Date(second).toISOString().replace(/\.\d{3}Z$/, 'Z') };
     },
   };
 }
