@@ -16,6 +16,11 @@ export const scannerConfig = baseConfig
     /** A scan `running` whose heartbeat is older than this is failed by the sweeper and refunded. */
     SCAN_STALE_MS: z.coerce.number().int().min(100).default(120_000),
     /**
+     * A scan `running` with no progress at all this long (no heartbeat of its own or of any shard, no
+     * shard stored), even one whose shards or merge wait in the queue, is failed and refunded.
+     */
+    SCAN_MAX_QUIET_MS: z.coerce.number().int().min(1_000).default(1_800_000),
+    /**
      * A scan whose rules meet an unavailable dependency (costs, identity, Postgres) is retried, with
      * backoff, until this long after it started; past it, it is failed and refunded. 0: never retried.
      */
@@ -65,6 +70,10 @@ export const scannerConfig = baseConfig
   .refine((c) => c.SCAN_HEARTBEAT_MS < c.SCAN_ACK_WAIT_MS, {
     message: 'must be shorter than SCAN_ACK_WAIT_MS',
     path: ['SCAN_HEARTBEAT_MS'],
+  })
+  .refine((c) => c.SCAN_MAX_QUIET_MS >= c.SCAN_STALE_MS, {
+    message: 'must be at least SCAN_STALE_MS',
+    path: ['SCAN_MAX_QUIET_MS'],
   })
   .refine((c) => c.SCAN_HEARTBEAT_MS * 3 < c.SCAN_STALE_MS, {
     message: 'must be under a third of SCAN_STALE_MS',

@@ -66,6 +66,10 @@ export type ScansOptions = (Addresses | { projects: ProjectLookup; credits: Scan
    * the insert) is given back. Far above any attempt's duration (SCAN_CHARGE_GRACE_MS).
    */
   chargeGraceMs?: number;
+  /** A shard or merge nobody took this long is re-published. Default 3 ack waits (at least 2 retry waits). */
+  requeueAfterMs?: number;
+  /** A running scan with no progress at all this long is failed, waiting work or not (SCAN_MAX_QUIET_MS). */
+  maxQuietMs?: number;
   /** How often the sweeper looks. Default a quarter of staleMs, at most 30 s. */
   sweepIntervalMs?: number;
   /** SCAN_HEARTBEAT_MS */
@@ -234,7 +238,15 @@ async function startScans(
     firstWaitMs: 1_000,
     maxWaitMs: Math.min(30_000, Math.floor(staleMs / 4)),
   };
-  const sweeper = scanSweeper({ ...ctx, staleMs });
+  const ackWaitMs = options.ackWaitMs ?? config.SCAN_ACK_WAIT_MS;
+  // Lost shard and merge messages are re-published once nothing took them for a few ack waits (and
+  // past a retry's longest wait); a scan without any progress for SCAN_MAX_QUIET_MS is failed.
+  const sweeper = scanSweeper({
+    ...ctx,
+    staleMs,
+    requeueAfterMs: options.requeueAfterMs ?? Math.max(3 * ackWaitMs, 2 * retry.maxWaitMs),
+    maxQuietMs: Math.max(options.maxQuietMs ?? config.SCAN_MAX_QUIET_MS, staleMs),
+  });
   sweeper.start(options.sweepIntervalMs ?? Math.min(Math.max(staleMs / 4, 100), 30_000));
   const worker =
     mode === 'api'
@@ -247,7 +259,7 @@ async function startScans(
             maxShards: options.maxShards ?? config.SCAN_MAX_SHARDS,
           },
           heartbeatMs: options.heartbeatMs ?? config.SCAN_HEARTBEAT_MS,
-          ackWaitMs: options.ackWaitMs ?? config.SCAN_ACK_WAIT_MS,
+          ackWaitMs,
           concurrency: options.concurrency ?? config.SCAN_CONCURRENCY,
           retry,
         });

@@ -409,6 +409,126 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect((await client.getScan({ id }, team)).status).toBe('failed');
   }, 30_000);
 
+  /**
+   * A planned scan of `resources` in three shards stored straight in the database, as if its messages
+   * were lost (no worker ever got them): shards `done` hold what the stand-in would have stored.
+   */
+  const plantedScan = async (
+    resources: number,
+    shards: Array<'pending' | 'done'>,
+    quietSinceMs: number,
+  ): Promise<{ id: string; projectId: string }> => {
+    const projectId = newProject(resources, 1);
+    const estate = estates.get(projectId)!;
+    const id = newId('scan');
+    const at = new Date(Date.now() - quietSinceMs);
+    await api.db.query(
+      `INSERT INTO scans (id, team_id, project_id, status, connection_ids, credits_used, worker_id, heartbeat_at,
+         started_at, window_end, planned_now, shards_total)
+       VALUES ($1, $2, $3, 'running', $4, 1, NULL, $5, $5, $5, $5, $6)`,
+      [id, team.teamId, projectId, projectIds.get(projectId), at, shards.length],
+    );
+    const specs = rangesOf(estate.resources, shards.length);
+    for (const [index, status] of shards.entries()) {
+      const mine = estate.resources.filter((r) => inRange(r, specs[index]!));
+      const stored = status === 'done';
+      await api.db.query(
+        `INSERT INTO scan_shards (scan_id, shard_index, shard_count, status, heartbeat_at, resource_id_from,
+           resource_id_to, resources_scanned, results, resource_ids, pending, completed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12)`,
+        [
+          id,
+          index,
+          shards.length,
+          status,
+          at,
+          specs[index]!.from ?? null,
+          specs[index]!.to ?? null,
+          stored ? mine.length : 0,
+          stored ? JSON.stringify(mine.filter(flagged).map((r) => resultFor('idle-public-ip', r))) : null,
+          stored ? mine : null,
+          stored
+            ? JSON.stringify({ costliest: mine.reduce((top, r) => (costOf(r) > costOf(top) ? r : top)) })
+            : null,
+          stored ? at : null,
+        ],
+      );
+    }
+    return { id, projectId };
+  };
+  const reconciler = (options: { offsetMs?: number; requeueAfterMs?: number; maxQuietMs?: number } = {}) =>
+    scanSweeper({
+      db: api.db,
+      outbox: createOutbox({ source: 'scanner' }),
+      now: () => new Date(Date.now() + (options.offsetMs ?? 0)),
+      logger,
+      staleMs: 1_000,
+      requeueAfterMs: options.requeueAfterMs ?? 1_000,
+      maxQuietMs: options.maxQuietMs ?? 3_600_000,
+    });
+  const expectedFindings = (projectId: string) =>
+    estates.get(projectId)!.resources.filter(flagged).length + 2;
+
+  it('shards whose messages were lost are queued again by the reconciler, once; the scan completes once', async () => {
+    const { id, projectId } = await plantedScan(25, ['pending', 'pending', 'pending'], 5_000);
+    // Waiting in the queue is no reason to fail it, though nothing reported for longer than staleMs.
+    expect(await reconciler().sweep()).toBe(0);
+    expect(await reconciler({ requeueAfterMs: 60_000 }).reconcile()).toEqual({ shards: 0, merges: 0 });
+    const sweeper = reconciler();
+    expect(await sweeper.reconcile()).toEqual({ shards: 3, merges: 0 });
+    // At most once per requeueAfterMs.
+    expect(await sweeper.reconcile()).toEqual({ shards: 0, merges: 0 });
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
+    expect(scan.findingsCount).toBe(expectedFindings(projectId));
+    expect(await findingsOf(projectId)).toHaveLength(expectedFindings(projectId));
+    expect(
+      shardRuns
+        .filter((r) => r.scanId === id)
+        .map((r) => r.index)
+        .sort(),
+    ).toEqual([0, 1, 2]);
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
+    // Finished: nothing more to queue, even by a clock far on.
+    expect(await reconciler({ offsetMs: 600_000 }).reconcile()).toEqual({ shards: 0, merges: 0 });
+  }, 30_000);
+
+  it('a merge whose message was lost is queued again by the reconciler; the scan completes once', async () => {
+    const { id, projectId } = await plantedScan(25, ['done', 'done', 'done'], 5_000);
+    expect(await reconciler().sweep()).toBe(0);
+    expect(await reconciler().reconcile()).toEqual({ shards: 0, merges: 1 });
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
+    expect(scan.findingsCount).toBe(expectedFindings(projectId));
+    expect(shardRuns.filter((r) => r.scanId === id)).toEqual([]);
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
+  }, 30_000);
+
+  it('a scan without any progress for maxQuietMs is failed once, waiting shards or not, and gives up its shards’ results', async () => {
+    const { id } = await plantedScan(25, ['done', 'pending', 'pending'], 0);
+    const maxQuietMs = 3_600_000;
+    // Past staleMs but within the bound: its shards wait in the queue, it is left to the reconciler.
+    expect(await reconciler({ offsetMs: maxQuietMs / 2, maxQuietMs }).sweep()).toBe(0);
+    expect(await reconciler({ offsetMs: maxQuietMs + 1_000, maxQuietMs }).sweep()).toBe(1);
+    expect(await reconciler({ offsetMs: maxQuietMs + 1_000, maxQuietMs }).sweep()).toBe(0);
+    const scan = await client.getScan({ id }, team);
+    expect(scan).toMatchObject({ status: 'failed', creditsUsed: 0 });
+    expect(scan.error).toMatch(/made no progress for 60 min/);
+    const { rows } = await api.db.query<{ kept: number }>(
+      `SELECT count(*)::int AS kept FROM scan_shards
+       WHERE scan_id = $1 AND (results IS NOT NULL OR resource_ids IS NOT NULL OR pending IS NOT NULL)`,
+      [id],
+    );
+    expect(rows[0]!.kept).toBe(0);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.failed']);
+  }, 30_000);
+
   it('a scan of few resources is one shard, run and merged by the worker that planned it', async () => {
     const projectId = newProject(perShard - 3);
     const { id } = await client.createScan({ projectId }, team);

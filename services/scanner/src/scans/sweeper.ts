@@ -1,15 +1,41 @@
+import { create } from '@bufbuild/protobuf';
 import type { Outbox } from '@costgov/bus';
+import { events } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import type { Logger } from '@costgov/log';
 import { publishScanFinished } from './finished';
 import type { ScanRow } from './scan';
 
+/** When a scan last made progress: its own heartbeat or any of its shards' (stored, reported, released). */
+const lastProgress = `greatest(s.heartbeat_at,
+  (SELECT max(sh.heartbeat_at) FROM scan_shards sh WHERE sh.scan_id = s.id))`;
+/** A scan whose work waits in the queue: a shard not taken yet, or every shard stored and the merge not. */
+const waiting = `(EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id AND sh.status = 'pending')
+  OR (s.shards_total > 0 AND s.worker_id IS NULL
+      AND NOT EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id AND sh.status <> 'done')))`;
+
+const quietError = 'The scan stopped reporting progress (its worker is gone) and was given up.';
+const stuckError = (maxQuietMs: number) =>
+  `The scan made no progress for ${Math.round(maxQuietMs / 60_000)} min (its work waited in the queue ` +
+  'and was never taken) and was given up; its credits are refunded. Start it again.';
+
 /**
- * Fails scans `running` whose workers went quiet for longer than `staleMs` (the queue gave up on them, or
- * nobody is left to take them over); their refund follows from scanner.scan.failed. A sharded scan is
- * quiet when neither it nor any of its shards reported within `staleMs`; one with a shard still waiting
- * in the queue, or every shard stored and its merge waiting in the queue, is not (as a `pending` scan is
- * not). Every process may sweep: the conditional UPDATE fails each scan once.
+ * Keeps every `running` scan moving or ends it, once:
+ *
+ * - reconcile(): a shard queued or released (no live run) for longer than `requeueAfterMs`, or a scan
+ *   whose shards are all stored and whose merge nobody took for as long, has its message re-published
+ *   through the outbox (`scanner.scan_shard.requested`, `scanner.scan_merge.requested`), at most once
+ *   per `requeueAfterMs` each. Messages get lost: an old worker consuming the same durable for other
+ *   types during a rolling deploy acks and drops them, an old pod narrows the durable's filter, the
+ *   stream's max age drops them. Claims are conditional, so a duplicate is harmless.
+ * - sweep(): fails scans whose workers went quiet for longer than `staleMs` (the queue gave up on them,
+ *   or nobody is left to take them over) and, whatever waits in the queue, scans with no progress at all
+ *   (no heartbeat of theirs or of any shard, no shard stored) for `maxQuietMs`. The refund follows from
+ *   scanner.scan.failed; the failed scan's shards give up what they kept for the merge. A scan with a
+ *   shard still waiting in the queue, or every shard stored and its merge waiting, is left to the
+ *   reconciler until `maxQuietMs` (as a `pending` scan is).
+ *
+ * Every process may run it: the conditional UPDATEs re-publish and fail each scan once.
  */
 export function scanSweeper({
   db,
@@ -17,12 +43,18 @@ export function scanSweeper({
   now,
   logger,
   staleMs,
+  requeueAfterMs = staleMs,
+  maxQuietMs = staleMs * 10,
 }: {
   db: Db;
   outbox: Outbox;
   now: () => Date;
   logger: Logger;
   staleMs: number;
+  /** A shard or merge left untaken this long is re-published (a few SCAN_ACK_WAIT_MS). */
+  requeueAfterMs?: number;
+  /** A running scan without any progress this long is failed, waiting work or not (SCAN_MAX_QUIET_MS). */
+  maxQuietMs?: number;
 }) {
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
@@ -32,28 +64,112 @@ export function scanSweeper({
       const at = now();
       const { rows } = await tx.query<ScanRow>(
         `UPDATE scans SET status = 'failed', credits_used = 0, completed_at = $1, updated_at = $1,
-           error = 'The scan stopped reporting progress (its worker is gone) and was given up.'
-         WHERE id IN (SELECT id FROM scans s WHERE status = 'running' AND heartbeat_at < $2
-                        AND NOT EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id
-                                        AND (sh.heartbeat_at >= $2 OR sh.status = 'pending'))
-                        AND NOT (s.shards_total > 0 AND s.worker_id IS NULL
-                                 AND NOT EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id
-                                                 AND sh.status <> 'done'))
-                      ORDER BY id FOR UPDATE SKIP LOCKED)
-         RETURNING *`,
-        [at, new Date(at.getTime() - staleMs)],
+           error = CASE WHEN q.waiting THEN $4 ELSE $5 END
+         FROM (SELECT s.id, ${waiting} AS waiting FROM scans s
+               WHERE s.status = 'running' AND ${lastProgress} < $2
+                 AND (${lastProgress} < $3 OR NOT ${waiting})
+               ORDER BY s.id FOR UPDATE SKIP LOCKED) q
+         WHERE scans.id = q.id AND scans.status = 'running'
+         RETURNING scans.*`,
+        [
+          at,
+          new Date(at.getTime() - staleMs),
+          new Date(at.getTime() - maxQuietMs),
+          stuckError(maxQuietMs),
+          quietError,
+        ],
+      );
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.id);
+      // Nothing will merge them now.
+      await tx.query(
+        'UPDATE scan_shards SET results = NULL, resource_ids = NULL, pending = NULL WHERE scan_id = ANY($1)',
+        [ids],
       );
       for (const row of rows) await publishScanFinished(outbox, tx, row);
-      if (rows.length > 0) logger.warn({ scan_ids: rows.map((r) => r.id) }, 'stale scans failed');
+      logger.warn({ scan_ids: ids }, 'stale scans failed');
       return rows.length;
+    });
+  }
+
+  async function reconcile(): Promise<{ shards: number; merges: number }> {
+    return db.transaction(async (tx) => {
+      const at = now();
+      const before = new Date(at.getTime() - requeueAfterMs);
+      // A shard nobody holds (queued, released) or whose run went silent, untouched for requeueAfterMs.
+      const shards = await tx.query<{
+        scan_id: string;
+        shard_index: number;
+        shard_count: number;
+        team_id: string;
+        project_id: string;
+      }>(
+        `UPDATE scan_shards sh SET requeued_at = $1
+         FROM scans s
+         WHERE s.id = sh.scan_id AND s.status = 'running' AND s.shards_total > 1
+           AND sh.status IN ('pending', 'running') AND sh.heartbeat_at < $2
+           AND (sh.requeued_at IS NULL OR sh.requeued_at < $2)
+         RETURNING sh.scan_id, sh.shard_index, sh.shard_count, s.team_id, s.project_id`,
+        [at, before],
+      );
+      for (const shard of shards.rows) {
+        await outbox.addMessage(tx, {
+          type: 'scanner.scan_shard.requested',
+          subject: shard.scan_id,
+          schema: events.ScanShardRequestedSchema,
+          message: create(events.ScanShardRequestedSchema, {
+            scanId: shard.scan_id,
+            teamId: shard.team_id,
+            projectId: shard.project_id,
+            shardIndex: shard.shard_index,
+            shardCount: shard.shard_count,
+          }),
+        });
+      }
+      // Every shard stored, and neither the scan nor a shard touched since: the merge was never taken.
+      const merges = await tx.query<ScanRow>(
+        `UPDATE scans s SET requeued_at = $1
+         WHERE s.status = 'running' AND s.shards_total > 1 AND s.heartbeat_at < $2
+           AND (s.requeued_at IS NULL OR s.requeued_at < $2)
+           AND NOT EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id
+                           AND (sh.status <> 'done' OR sh.heartbeat_at >= $2))
+         RETURNING s.*`,
+        [at, before],
+      );
+      for (const scan of merges.rows) {
+        await outbox.addMessage(tx, {
+          type: 'scanner.scan_merge.requested',
+          subject: scan.id,
+          schema: events.ScanMergeRequestedSchema,
+          message: create(events.ScanMergeRequestedSchema, {
+            scanId: scan.id,
+            teamId: scan.team_id,
+            projectId: scan.project_id,
+            shardCount: scan.shards_total,
+          }),
+        });
+      }
+      const counts = { shards: shards.rows.length, merges: merges.rows.length };
+      if (counts.shards + counts.merges > 0)
+        logger.warn(
+          {
+            shards: shards.rows.map((s) => `${s.scan_id}#${s.shard_index}`),
+            merges: merges.rows.map((s) => s.id),
+          },
+          'lost scan work queued again',
+        );
+      return counts;
     });
   }
 
   return {
     sweep,
+    reconcile,
     start(intervalMs: number) {
       timer = setInterval(() => {
-        sweeping = sweep().catch((error: unknown) => logger.warn({ err: error }, 'scan sweep failed'));
+        sweeping = reconcile()
+          .then(sweep)
+          .catch((error: unknown) => logger.warn({ err: error }, 'scan sweep failed'));
       }, intervalMs);
       timer.unref();
     },
