@@ -200,8 +200,12 @@ export function costDataFactory({
         connectionId,
       ]);
       await checkConnection(tx, teamId, connectionId, true); // disabled or deleted while the file streamed
-      // Room for the rollup's grouping to hash in memory rather than sort on disk.
-      await tx.query(`SET LOCAL work_mem = '64MB'`);
+      // Room for the rollup's grouping and, above all, for the INSERT's transition table (the rows the
+      // daily_spend trigger groups: about 350 MB per 1M rollup rows) to stay in memory: with 64MB both
+      // spilled to temporary files and the INSERT took twice as long (libs/bench/README.md). Bounded:
+      // a larger file spills the excess; the hash multiplier is 1 so the grouping takes no more than this.
+      await tx.query(`SET LOCAL work_mem = '512MB'`);
+      await tx.query(`SET LOCAL hash_mem_multiplier = 1`);
       const periods = facts.billingPeriods;
       // One table per period, each with a CHECK constraint stating its bounds, added here (a scan of a
       // table nobody else reads) so that attaching it skips the validation scan under the lock.
