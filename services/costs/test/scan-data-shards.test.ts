@@ -206,6 +206,27 @@ describe('GetScanData shards and parts', () => {
     // Totals over every row: the resources' costs 1..count and the row without a resource id.
     expect(aggregates.totals[0]!.effectiveCost).toBeCloseTo((count * (count + 1)) / 2 + 7, 6);
     expect(aggregates.totals[0]!.unattributedCost).toBeCloseTo(7, 6);
+
+    // PAGES: resources alone, even on the first page (a shard whose plan read the light aggregates).
+    const pages = await scanData.getScanData(
+      {
+        connectionIds: [connectionId],
+        parts: costs.ScanDataParts.PAGES,
+        until: counted.windowEnd,
+        maxResources: 10,
+      },
+      team,
+    );
+    expect(pages.resources).toHaveLength(10);
+    expect(pages.hasMore).toBe(true);
+    expect([pages.totals, pages.commitments, pages.daily, pages.tagUsage, pages.currency]).toEqual([
+      [],
+      [],
+      [],
+      [],
+      '',
+    ]);
+    expect(pages.dataEnd).toBeUndefined();
   });
 
   it('refuses shards and parts it cannot answer with a clear InvalidArgument', async () => {

@@ -140,11 +140,13 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     if (!Object.values(costs.ScanDataParts).includes(parts))
       problems.push({ field: 'parts', message: 'must be one of the ScanDataParts values' });
     const withResources =
-      parts === costs.ScanDataParts.UNSPECIFIED || parts === costs.ScanDataParts.RESOURCES;
+      parts === costs.ScanDataParts.UNSPECIFIED ||
+      parts === costs.ScanDataParts.RESOURCES ||
+      parts === costs.ScanDataParts.PAGES;
     if (!withResources && request.after)
       problems.push({
         field: 'after_resource_id',
-        message: 'a page cursor needs parts RESOURCES or unspecified',
+        message: 'a page cursor needs parts RESOURCES, PAGES or unspecified',
       });
     if (problems.length > 0) throw new ValidationError(problems);
 
@@ -184,9 +186,9 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     const params = [connectionIds, windowStart.toISOString(), windowEnd.toISOString()];
     const none = Promise.resolve({ rows: [] as Record<string, unknown>[] });
     // The first page carries the aggregates (all of them, or those per-resource rules read with
-    // RESOURCES); later pages only resources. COUNT answers the resource count alone.
+    // RESOURCES); later pages only resources. COUNT answers the resource count alone, PAGES resources alone.
     const first = !request.after;
-    const light = first && parts !== costs.ScanDataParts.COUNT;
+    const light = first && parts !== costs.ScanDataParts.COUNT && parts !== costs.ScanDataParts.PAGES;
     const heavy = light && parts !== costs.ScanDataParts.RESOURCES;
     const aggregate = (sql: string, when = light) => (when ? query(sql, params) : none);
 

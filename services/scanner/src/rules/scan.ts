@@ -70,6 +70,25 @@ export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
   };
 }
 
+/** What the plan hands every shard (stored with the scan as JSON): the light aggregates. */
+interface PlanContext {
+  aggregates: ScanData;
+}
+
+/** The plan's aggregates when `context` is one of this runner's (else none: the shard reads its own). */
+function planContextOf(context: unknown): ScanData | undefined {
+  if (!context || typeof context !== 'object' || !('aggregates' in context)) return undefined;
+  const aggregates = (context as PlanContext).aggregates;
+  const valid =
+    aggregates &&
+    typeof aggregates === 'object' &&
+    typeof aggregates.currency === 'string' &&
+    Array.isArray(aggregates.totals) &&
+    Array.isArray(aggregates.commitments) &&
+    typeof aggregates.dataEnd === 'string';
+  return valid ? aggregates : undefined;
+}
+
 /** The team's settings a scan's rules read (identity GetTeamSettings), fetched once per shard or merge. */
 export interface ScanSettings {
   requiredTags: string[];
@@ -136,7 +155,11 @@ export function rulesRunner(
     settings: ScanSettings,
     onPage: (judged: number) => void,
   ) {
-    let judge: ReturnType<typeof shardJudge> | undefined;
+    // The light aggregates the plan read for every shard, else those of the shard's first page.
+    const planned = planContextOf(scan.context);
+    let judge = planned
+      ? shardJudge(planned, await contextOf(planned.currency || 'USD', scan, settings, false))
+      : undefined;
     let judged = 0;
     let after = { afterConnectionId: '', afterResourceId: '' };
     for (;;) {
@@ -147,7 +170,7 @@ export function rulesRunner(
           maxResources: pageSize,
           resourceIdFrom: shard.from ?? '',
           resourceIdTo: shard.to ?? '',
-          parts: costs.ScanDataParts.RESOURCES,
+          parts: planned ? costs.ScanDataParts.PAGES : costs.ScanDataParts.RESOURCES,
           ...after,
         },
         { teamId: scan.teamId },
@@ -185,7 +208,21 @@ export function rulesRunner(
         },
         { teamId: work.teamId },
       );
-      return { resources: counted.resourceCount, windowEnd, shards: rangeShards(shardBounds) };
+      // The light aggregates every shard's rules read (currency, totals, commitments, data span), read
+      // once here (a page of one resource carries them) rather than by each shard over the whole window.
+      const { resources: _first, ...aggregates } = scanDataOf(
+        await deps.scanData.getScanData(
+          {
+            connectionIds: work.connectionIds,
+            until: timestampFromDate(windowEnd),
+            parts: costs.ScanDataParts.RESOURCES,
+            maxResources: 1,
+          },
+          { teamId: work.teamId },
+        ),
+      );
+      const context: PlanContext = { aggregates: { ...aggregates, resources: [] } };
+      return { resources: counted.resourceCount, windowEnd, shards: rangeShards(shardBounds), context };
     },
 
     async runShard(scan, shard, progress) {

@@ -38,6 +38,11 @@ export interface PlannedScan extends ScanWork {
   windowEnd: Date;
   /** The rules' clock for this scan (gone resources, data ends), the same for every shard. */
   now: Date;
+  /**
+   * What the runner's plan read once for every shard (its `context`, stored with the plan as JSON and
+   * handed back unread); unset when it left none.
+   */
+  context?: unknown;
 }
 
 /**
@@ -86,7 +91,7 @@ export interface ScanRunner {
     work: ScanWork,
     now: Date,
     shardsFor: (resources: number) => number,
-  ): Promise<{ resources: number; windowEnd: Date; shards: ShardSpec[] }>;
+  ): Promise<{ resources: number; windowEnd: Date; shards: ShardSpec[]; context?: unknown }>;
   /** The per-resource rules over one shard, page by page (bounded memory). */
   runShard(
     scan: PlannedScan,

@@ -62,8 +62,8 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** A failed scan's `error` when a dependency stayed away past the retry deadline (users read it). */
 const gaveUp = (deadlineMs: number) =>
-  `A service the scan reads from stayed unavailable for more than ${deadlineMs / 1000} s ` +
-  'after the scan started; its credits are refunded. Start the scan again once the service is back.';
+  `A service the scan reads from stayed unavailable for more than ${deadlineMs / 1000} s; ` +
+  'its credits are refunded. Start the scan again once the service is back.';
 
 /** What one run holds: the scan row (planning, merging), one shard row, or both (a one-shard scan). */
 interface Holding {
@@ -154,7 +154,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   async function storePlan(
     scan: ScanRow,
     runId: string,
-    plan: { windowEnd: Date; now: Date; shards: ShardSpec[] },
+    plan: { windowEnd: Date; now: Date; shards: ShardSpec[]; context?: unknown },
   ): Promise<ScanRow | undefined> {
     return db.transaction(async (tx) => {
       const at = now();
@@ -166,6 +166,12 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         [scan.id, runId, plan.windowEnd, plan.now, plan.shards.length, at],
       );
       if (!rows[0]) return undefined; // swept or taken over meanwhile
+      if (plan.context !== undefined)
+        await tx.query(
+          `INSERT INTO scan_plans (scan_id, context) VALUES ($1, $2::jsonb)
+           ON CONFLICT (scan_id) DO UPDATE SET context = excluded.context`,
+          [scan.id, JSON.stringify(plan.context)],
+        );
       await tx.query(
         `INSERT INTO scan_shards (scan_id, shard_index, shard_count, status, worker_id, heartbeat_at, started_at,
            resource_id_from, resource_id_to)
@@ -221,7 +227,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       if (locked.rows[0]?.status !== 'running') return 'lost'; // failed or swept meanwhile
       const stored = await tx.query(
         `UPDATE scan_shards SET status = 'done', resources_scanned = $4, results = $5::jsonb, resource_ids = $6,
-           pending = $8::jsonb, heartbeat_at = $7, completed_at = $7
+           pending = $8::jsonb, heartbeat_at = $7, completed_at = $7, retry_since = NULL
          WHERE scan_id = $1 AND shard_index = $2 AND worker_id = $3 AND status = 'running'
          RETURNING shard_index`,
         [
@@ -240,7 +246,11 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         `SELECT count(*)::int AS done FROM scan_shards WHERE scan_id = $1 AND status = 'done'`,
         [scan.id],
       );
-      await tx.query('UPDATE scans SET heartbeat_at = $2, updated_at = $2 WHERE id = $1', [scan.id, at]);
+      // A shard stored: the plan is behind the scan; a later outage of the merge counts from its own start.
+      await tx.query(
+        'UPDATE scans SET heartbeat_at = $2, updated_at = $2, retry_since = NULL WHERE id = $1',
+        [scan.id, at],
+      );
       if (rows[0]!.done < scan.shards_total) return 'stored';
       if (queueMerge) {
         await outbox.addMessage(tx, {
@@ -300,24 +310,28 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   /**
    * Hands what a run holds back to the queue for a retry: no run holds it (any worker may claim it at
    * once), and its heartbeat is now, so the sweeper leaves it alone while the retry waits (the wait is
-   * far shorter than SCAN_STALE_MS). False when it was swept or taken over meanwhile.
+   * far shorter than SCAN_STALE_MS). `outage`: released for a retry, whose deadline counts from the
+   * first outage of what it works on (the shard it holds, else the scan's plan or merge): `retry_since`
+   * keeps it. False when it was swept or taken over meanwhile.
    */
-  async function release(holding: Holding, scanned: number): Promise<boolean> {
+  async function release(holding: Holding, scanned: number, outage = false): Promise<boolean> {
     const at = now();
     let held = true;
     if (holding.shard !== undefined) {
       const { rows } = await db.query(
-        `UPDATE scan_shards SET worker_id = NULL, heartbeat_at = $4, resources_scanned = $5
+        `UPDATE scan_shards SET worker_id = NULL, heartbeat_at = $4, resources_scanned = $5,
+           retry_since = CASE WHEN $6 THEN coalesce(retry_since, $4) ELSE retry_since END
          WHERE scan_id = $1 AND shard_index = $2 AND worker_id = $3 AND status = 'running' RETURNING shard_index`,
-        [holding.scanId, holding.shard, holding.runId, at, scanned],
+        [holding.scanId, holding.shard, holding.runId, at, scanned, outage],
       );
       held = rows.length > 0;
     }
     if (holding.scan) {
       const { rows } = await db.query(
-        `UPDATE scans SET worker_id = NULL, heartbeat_at = $3, updated_at = $3
+        `UPDATE scans SET worker_id = NULL, heartbeat_at = $3, updated_at = $3,
+           retry_since = CASE WHEN $4 THEN coalesce(retry_since, $3) ELSE retry_since END
          WHERE id = $1 AND worker_id = $2 AND status = 'running' RETURNING id`,
-        [holding.scanId, holding.runId, at],
+        [holding.scanId, holding.runId, at, outage && holding.shard === undefined],
       );
       held &&= rows.length > 0;
     }
@@ -345,21 +359,46 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
          WHERE id = $1 AND status = 'running' AND ($5 = false OR worker_id = $2) RETURNING *`,
         [holding.scanId, holding.runId, message || 'The scan failed.', at, holding.scan],
       );
+      if (!rows[0]) return false;
+      // Nothing will merge them now.
+      await tx.query(
+        'UPDATE scan_shards SET results = NULL, resource_ids = NULL, pending = NULL WHERE scan_id = $1',
+        [holding.scanId],
+      );
       // The refund follows from scanner.scan.failed (see refund-failed.ts), so it survives a crash here.
-      if (rows[0]) await publishScanFinished(outbox, tx, rows[0]);
-      return rows.length > 0;
+      await publishScanFinished(outbox, tx, rows[0]);
+      return true;
     });
   }
 
   /**
-   * After a run failed: an outage within the scan's retry deadline releases what the run holds and
+   * When what `holding` works on first met an outage in its current series of retries (the shard it
+   * holds, else the scan's plan or merge); now for a first outage. Undefined when no longer held.
+   */
+  async function outageSince(holding: Holding, at: Date): Promise<Date | undefined> {
+    const { rows } =
+      holding.shard !== undefined
+        ? await db.query<{ retry_since: Date | null }>(
+            `SELECT retry_since FROM scan_shards WHERE scan_id = $1 AND shard_index = $2 AND worker_id = $3`,
+            [holding.scanId, holding.shard, holding.runId],
+          )
+        : await db.query<{ retry_since: Date | null }>(
+            'SELECT retry_since FROM scans WHERE id = $1 AND worker_id = $2',
+            [holding.scanId, holding.runId],
+          );
+    if (!rows[0]) return undefined;
+    return rows[0].retry_since ?? at;
+  }
+
+  /**
+   * After a run failed: an outage within the retry deadline of what it works on (counted from that
+   * shard's, plan's or merge's first outage) releases what the run holds and
    * throws RedeliverLater (the bus brings the message back after the wait); anything else fails the scan.
    */
   async function retryOrFail(
     error: unknown,
     attempt: {
       holding: Holding;
-      startedAt: Date;
       info: DeliveryInfo;
       scanned: number;
       fields: Record<string, unknown>;
@@ -367,19 +406,18 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   ): Promise<void> {
     const { holding, fields } = attempt;
     const outage = isDependencyOutage(error);
-    const waitMs = outage
-      ? retryWait(retry, {
-          startedAt: attempt.startedAt,
-          deliveryCount: attempt.info.deliveryCount,
-          now: now(),
-        })
-      : undefined;
+    const at = now();
+    const since = outage ? await outageSince(holding, at) : undefined;
+    const waitMs =
+      since === undefined
+        ? undefined
+        : retryWait(retry, { since, deliveryCount: attempt.info.deliveryCount, now: at });
     if (waitMs === undefined) {
       log.warn({ ...fields, err: error }, 'scan failed');
       await fail(holding, outage ? gaveUp(retry.deadlineMs) : messageOf(error));
       return;
     }
-    if (!(await release(holding, attempt.scanned))) return; // swept or taken over meanwhile
+    if (!(await release(holding, attempt.scanned, true))) return; // swept or taken over meanwhile
     const reason = reasonOf(error);
     log.warn({ ...fields, reason, retry_in_ms: waitMs }, 'scan waits for an unavailable dependency');
     throw new RedeliverLater(waitMs, `Scan ${holding.scanId} waits for a dependency: ${reason}`, {
@@ -420,7 +458,9 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       if (holding.shard !== undefined)
         beats.push(
           db.query(
-            `UPDATE scan_shards SET heartbeat_at = $4, resources_scanned = $5
+            // Resources judged by this run: its dependencies answer, so a later outage is a new one.
+            `UPDATE scan_shards SET heartbeat_at = $4, resources_scanned = $5,
+               retry_since = CASE WHEN $5 > 0 THEN NULL ELSE retry_since END
              WHERE scan_id = $1 AND shard_index = $2 AND worker_id = $3 AND status = 'running'`,
             [holding.scanId, holding.shard, holding.runId, at, scanned],
           ),
@@ -433,7 +473,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       await work((resources) => (scanned = resources));
     } catch (error) {
       if (error instanceof RunningElsewhere) throw error;
-      await retryOrFail(error, { holding, startedAt: scan.started_at!, info, scanned, fields });
+      await retryOrFail(error, { holding, info, scanned, fields });
     } finally {
       clearInterval(heartbeat);
     }
@@ -447,7 +487,12 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     progress: (resources: number) => void,
     queueMerge: boolean,
   ) {
-    const outcome = await runner.runShard(plannedOf(scan), shard, progress);
+    const { rows: plans } = await db.query<{ context: unknown }>(
+      'SELECT context FROM scan_plans WHERE scan_id = $1',
+      [scan.id],
+    );
+    const planned = plans[0] ? { ...plannedOf(scan), context: plans[0].context } : plannedOf(scan);
+    const outcome = await runner.runShard(planned, shard, progress);
     const stored = await storeShard(scan, shard, runId, outcome, queueMerge);
     log.info(
       {
@@ -522,7 +567,12 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         const at = now();
         const planned = await runner.plan(work, at, (resources) => shardCount(resources, sharding));
         const { shards } = planned;
-        const stored = await storePlan(scan, runId, { windowEnd: planned.windowEnd, now: at, shards });
+        const stored = await storePlan(scan, runId, {
+          windowEnd: planned.windowEnd,
+          now: at,
+          shards,
+          context: planned.context,
+        });
         if (!stored) return; // swept or taken over meanwhile
         scan = stored;
         log.info(

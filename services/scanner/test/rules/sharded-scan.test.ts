@@ -118,7 +118,9 @@ describe('a scan split into shards', () => {
       );
       for (const [index, shard] of planned.shards.entries())
         expect(shard.from).toBe(index === 0 ? undefined : planned.shards[index - 1]!.to);
-      const scan = { ...work(), windowEnd: planned.windowEnd, now };
+      // The plan's context (the light aggregates, read once) goes to every shard, as the worker hands it.
+      expect(planned.context === undefined).toBe(count === 1);
+      const scan = { ...work(), windowEnd: planned.windowEnd, now, context: planned.context };
       const results: RuleResult[] = [];
       const ids: string[] = [];
       const pending: PendingJudgements[] = [];
