@@ -22,7 +22,8 @@ export const scannerConfig = baseConfig
     SCAN_MAX_QUIET_MS: z.coerce.number().int().min(1_000).default(1_800_000),
     /**
      * A scan whose rules meet an unavailable dependency (costs, identity, Postgres) is retried, with
-     * backoff, until this long after it started; past it, it is failed and refunded. 0: never retried.
+     * backoff, until this long after that shard's (or plan's, or merge's) first outage; past it, it is
+     * failed and refunded. 0: never retried.
      */
     SCAN_RETRY_DEADLINE_MS: z.coerce.number().int().min(0).max(3_600_000).default(90_000),
     /**

@@ -57,8 +57,8 @@ export type ScansOptions = (Addresses | { projects: ProjectLookup; credits: Scan
   /** A running scan silent for this long is failed and refunded by the sweeper (SCAN_STALE_MS). */
   staleMs?: number;
   /**
-   * How long after its start a scan whose dependency is unavailable is still retried; past it, the scan
-   * fails and is refunded (SCAN_RETRY_DEADLINE_MS).
+   * How long after a shard's (plan's, merge's) first outage a scan whose dependency is unavailable is
+   * still retried; past it, the scan fails and is refunded (SCAN_RETRY_DEADLINE_MS).
    */
   retryDeadlineMs?: number;
   /**

@@ -31,6 +31,8 @@ interface Estate {
   resources: string[];
   /** Called before a shard returns: a test holds, fails or delays shards here. */
   beforeShard?: (shard: ShardSpec, worker: string) => Promise<void>;
+  /** Called before the merge's project-wide rules return. */
+  beforeMerge?: () => Promise<void>;
 }
 
 const estates = new Map<string, Estate>();
@@ -99,6 +101,7 @@ const standIn = (worker: string): ScanRunner => ({
   },
   async runProjectRules(scan, pending: ReadonlyArray<{ costliest: string }>) {
     mergeRuns.push({ scanId: scan.scanId, worker });
+    await estates.get(scan.projectId)!.beforeMerge?.();
     const candidates = pending.map((p) => p.costliest);
     const costliest = candidates.reduce((top, r) => (costOf(r) > costOf(top) ? r : top));
     return [
@@ -417,16 +420,25 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     resources: number,
     shards: Array<'pending' | 'done'>,
     quietSinceMs: number,
+    options: { startedAgoMs?: number; estate?: Omit<Estate, 'resources'> } = {},
   ): Promise<{ id: string; projectId: string }> => {
-    const projectId = newProject(resources, 1);
+    const projectId = newProject(resources, 1, options.estate);
     const estate = estates.get(projectId)!;
     const id = newId('scan');
     const at = new Date(Date.now() - quietSinceMs);
     await api.db.query(
       `INSERT INTO scans (id, team_id, project_id, status, connection_ids, credits_used, worker_id, heartbeat_at,
          started_at, window_end, planned_now, shards_total)
-       VALUES ($1, $2, $3, 'running', $4, 1, NULL, $5, $5, $5, $5, $6)`,
-      [id, team.teamId, projectId, projectIds.get(projectId), at, shards.length],
+       VALUES ($1, $2, $3, 'running', $4, 1, NULL, $5, $7, $5, $5, $6)`,
+      [
+        id,
+        team.teamId,
+        projectId,
+        projectIds.get(projectId),
+        at,
+        shards.length,
+        new Date(Date.now() - (options.startedAgoMs ?? quietSinceMs)),
+      ],
     );
     const specs = rangesOf(estate.resources, shards.length);
     for (const [index, status] of shards.entries()) {
@@ -526,6 +538,75 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect(rows[0]!.kept).toBe(0);
     await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.failed']);
+  }, 30_000);
+
+  it('a shard run long after the scan started still gets its retries: the deadline counts from its own outage', async () => {
+    // The scan started ten minutes ago, far past the 30 s retry deadline; shard 1 meets one outage.
+    let outages = 1;
+    const { id, projectId } = await plantedScan(25, ['pending', 'pending', 'pending'], 5_000, {
+      startedAgoMs: 600_000,
+      estate: {
+        beforeShard: async (shard) => {
+          if (shard.index === 1 && outages-- > 0) throw new UnavailableError();
+        },
+      },
+    });
+    expect(await reconciler().reconcile()).toEqual({ shards: 3, merges: 0 });
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
+    expect(scan.findingsCount).toBe(expectedFindings(projectId));
+    expect(
+      shardRuns
+        .filter((r) => r.scanId === id)
+        .map((r) => r.index)
+        .sort(),
+    ).toEqual([0, 1, 1, 2]);
+    // Stored: the outage is over, nothing keeps its start.
+    const { rows } = await api.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM scan_shards WHERE scan_id = $1 AND retry_since IS NOT NULL',
+      [id],
+    );
+    expect(rows[0]!.n).toBe(0);
+  }, 30_000);
+
+  it('a merge long after the scan started still gets its retries, counted from its own outage', async () => {
+    let outages = 1;
+    const { id, projectId } = await plantedScan(25, ['done', 'done', 'done'], 5_000, {
+      startedAgoMs: 600_000,
+      estate: {
+        beforeMerge: async () => {
+          if (outages-- > 0) throw new UnavailableError();
+        },
+      },
+    });
+    expect(await reconciler().reconcile()).toEqual({ shards: 0, merges: 1 });
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
+    expect(scan.findingsCount).toBe(expectedFindings(projectId));
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(2);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
+  }, 30_000);
+
+  it('a scan failed by a shard gives up what its stored shards kept for the merge', async () => {
+    const { id } = await plantedScan(25, ['done', 'pending', 'done'], 5_000, {
+      estate: {
+        beforeShard: async () => {
+          throw new Error('shard data unreadable');
+        },
+      },
+    });
+    expect(await reconciler().reconcile()).toEqual({ shards: 1, merges: 0 });
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'failed', error: 'shard data unreadable', creditsUsed: 0 });
+    const { rows } = await api.db.query<{ kept: number }>(
+      `SELECT count(*)::int AS kept FROM scan_shards
+       WHERE scan_id = $1 AND (results IS NOT NULL OR resource_ids IS NOT NULL OR pending IS NOT NULL)`,
+      [id],
+    );
+    expect(rows[0]!.kept).toBe(0);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
     expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.failed']);
   }, 30_000);
 

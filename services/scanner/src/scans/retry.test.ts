@@ -60,8 +60,8 @@ describe('isDependencyOutage: which failures are retried and which fail the scan
 
 describe('retryWait: when a scan is tried again, and when it gives up', () => {
   const policy = { deadlineMs: 90_000, firstWaitMs: 1_000, maxWaitMs: 30_000 };
-  const startedAt = new Date('2026-01-01T00:00:00Z');
-  const after = (ms: number) => new Date(startedAt.getTime() + ms);
+  const since = new Date('2026-01-01T00:00:00Z');
+  const after = (ms: number) => new Date(since.getTime() + ms);
 
   it.for([
     { deliveryCount: 1, elapsedMs: 100, wait: 1_000 },
@@ -78,16 +78,14 @@ describe('retryWait: when a scan is tried again, and when it gives up', () => {
     { deliveryCount: 8, elapsedMs: 90_000, wait: undefined },
     { deliveryCount: 1, elapsedMs: 200_000, wait: undefined },
   ])(
-    'delivery $deliveryCount, $elapsedMs ms after the start: $wait',
+    'delivery $deliveryCount, $elapsedMs ms after the first outage: $wait',
     ({ deliveryCount, elapsedMs, wait }) => {
-      expect(retryWait(policy, { startedAt, deliveryCount, now: after(elapsedMs) })).toBe(wait);
+      expect(retryWait(policy, { since, deliveryCount, now: after(elapsedMs) })).toBe(wait);
     },
   );
 
   it('never retries with a deadline of 0', () => {
-    expect(retryWait({ ...policy, deadlineMs: 0 }, { startedAt, deliveryCount: 1, now: startedAt })).toBe(
-      undefined,
-    );
+    expect(retryWait({ ...policy, deadlineMs: 0 }, { since, deliveryCount: 1, now: since })).toBe(undefined);
   });
 });
 

@@ -23,7 +23,11 @@ export function isDependencyOutage(error: unknown): boolean {
 }
 
 export interface RetryPolicy {
-  /** How long after its start a scan may still be retried; past it, an outage fails the scan. */
+  /**
+   * How long after its first outage a shard, plan or merge may still be retried (counted for each one
+   * alone, so a shard that starts late gets as long as one that starts at once); past it, an outage fails
+   * the scan.
+   */
   deadlineMs: number;
   /** Wait before the first retry, doubled at each delivery. */
   firstWaitMs: number;
@@ -32,17 +36,18 @@ export interface RetryPolicy {
 }
 
 /**
- * When to run a scan again after an outage on its `deliveryCount`-th delivery: a backoff doubling from
- * `firstWaitMs` up to `maxWaitMs`, never past the deadline (the last attempt falls on it); undefined
- * once the deadline has passed, which fails the scan.
+ * When to run a shard, plan or merge again after an outage on its `deliveryCount`-th delivery: a backoff
+ * doubling from `firstWaitMs` up to `maxWaitMs`, never past the deadline counted from `since` (its first
+ * outage in this series; the last attempt falls on the deadline); undefined once the deadline has passed,
+ * which fails the scan.
  */
 export function retryWait(
   policy: RetryPolicy,
-  scan: { startedAt: Date; deliveryCount: number; now: Date },
+  attempt: { since: Date; deliveryCount: number; now: Date },
 ): number | undefined {
-  const left = scan.startedAt.getTime() + policy.deadlineMs - scan.now.getTime();
+  const left = attempt.since.getTime() + policy.deadlineMs - attempt.now.getTime();
   if (left <= 0) return undefined;
-  const backoff = policy.firstWaitMs * 2 ** Math.max(0, scan.deliveryCount - 1);
+  const backoff = policy.firstWaitMs * 2 ** Math.max(0, attempt.deliveryCount - 1);
   return Math.max(0, Math.min(backoff, policy.maxWaitMs, left));
 }
 
