@@ -61,7 +61,8 @@ describe.runIf(realInfra)('sharded scan: two worker processes, one killed mid-sh
     startReplica(
       name,
       'services/scanner/src/worker.ts',
-      { ...backends.env, SCANNER_MODE: 'worker', ...dependencyEnv('scanner', backends) },
+      // Info: the test reads which run stored each shard from the workers' `scan shard finished` lines.
+      { ...backends.env, SCANNER_MODE: 'worker', LOG_LEVEL: 'info', ...dependencyEnv('scanner', backends) },
       procs,
     );
   const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
@@ -204,6 +205,26 @@ describe.runIf(realInfra)('sharded scan: two worker processes, one killed mid-sh
     expect(shardRows.map((r) => r.shard_index)).toEqual([...Array(shards).keys()]);
     expect(shardRows.every((r) => r.status === 'done')).toBe(true);
     for (const index of held) expect(shardRows[index]!.worker_id).toContain(`:${survivor.child.pid}:`);
+    // Each shard stored once, by the run its row names (the workers' logs: `stored` or `last`, never
+    // twice), and exactly one of them the last, which queued the merge.
+    const shardLines = [victim, survivor]
+      .flatMap((p) => p.output().split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            msg?: string;
+            scan_id?: string;
+            shard?: number;
+            run_id?: string;
+            stored?: string;
+          },
+      )
+      .filter((line) => line.msg === 'scan shard finished' && line.scan_id === scanId);
+    const storedLines = shardLines.filter((line) => line.stored === 'stored' || line.stored === 'last');
+    expect(storedLines.map((line) => line.shard).sort((a, b) => a! - b!)).toEqual([...Array(shards).keys()]);
+    for (const line of storedLines) expect(line.run_id).toBe(shardRows[line.shard!]!.worker_id);
+    expect(storedLines.filter((line) => line.stored === 'last')).toHaveLength(1);
 
     // Every untagged resource has its missing-tag finding, once; nothing is found twice.
     const findings = await findingsOf(projectId);
@@ -213,9 +234,17 @@ describe.runIf(realInfra)('sharded scan: two worker processes, one killed mid-sh
     const missing = findings.filter((f) => f.rule_id === 'tags-missing-required').map((f) => f.resource_id);
     expect(missing.sort()).toEqual(untagged.sort());
     const keys = findings.map((f) => `${f.rule_id} ${f.resource_id}`);
-    expect(new Set(keys).size).toBe(keys.length);
+    // The planted estate has no other finding: the scan counts each planted one exactly once (a shard
+    // stored twice, or resources judged by two shards, would count more than were planted).
+    expect(keys.sort()).toEqual(untagged.map((r) => `tags-missing-required ${r}`).sort());
     expect(findings.every((f) => f.scan_id === scanId && f.status === 'open')).toBe(true);
-    expect(scan.findings_count).toBe(findings.length);
+    expect(scan.findings_count).toBe(untagged.length);
+    // The scan was completed once: one completion in the outbox, whatever the bus delivered.
+    const { rows: outboxed } = await db.query<{ type: string }>(
+      `SELECT type FROM scanner.outbox WHERE subject = $1 AND type IN ('scanner.scan.completed', 'scanner.scan.failed')`,
+      [scanId],
+    );
+    expect(outboxed.map((row) => row.type)).toEqual(['scanner.scan.completed']);
 
     // One finish event; one debit, no refund; the balance down by the scan's credit.
     await eventually(() => (finishEventsOf(scanId).length > 0 ? true : undefined), 30_000);
