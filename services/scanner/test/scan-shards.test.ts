@@ -72,7 +72,7 @@ const resultFor = (ruleId: string, resourceId: string): RuleResult => ({
 });
 
 /** What each worker ran: shards (scan id, index) and merges. */
-const shardRuns: Array<{ scanId: string; index: number; worker: string }> = [];
+const shardRuns: Array<{ scanId: string; index: number; worker: string; context: unknown }> = [];
 const mergeRuns: Array<{ scanId: string; worker: string }> = [];
 
 const standIn = (worker: string): ScanRunner => ({
@@ -82,10 +82,12 @@ const standIn = (worker: string): ScanRunner => ({
       resources: resources.length,
       windowEnd: new Date(),
       shards: rangesOf(resources, shardsFor(resources.length)),
+      // What the plan read for every shard: stored with the plan, handed to each shard.
+      context: { plannedFor: work.scanId },
     };
   },
   async runShard(scan: PlannedScan, shard, progress) {
-    shardRuns.push({ scanId: scan.scanId, index: shard.index, worker });
+    shardRuns.push({ scanId: scan.scanId, index: shard.index, worker, context: scan.context });
     const estate = estates.get(scan.projectId)!;
     // The range the worker stored with the shard and handed back.
     const mine = estate.resources.filter((r) => inRange(r, shard));
@@ -267,6 +269,21 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect(runs.map((r) => r.index).sort((a, b) => a - b)).toEqual([...Array(shards).keys()]);
     expect(new Set(runs.map((r) => r.worker))).toEqual(new Set(['worker-a', 'worker-b']));
     expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
+    // Every shard got the plan's context, which the merge then let go; the shards' stored ranges follow
+    // one another, open at both ends.
+    expect(runs.map((r) => r.context)).toEqual(runs.map(() => ({ plannedFor: id })));
+    const plans = await scannerDb.query('SELECT 1 FROM scan_plans WHERE scan_id = $1', [id]);
+    expect(plans.rows).toHaveLength(0);
+    const { rows: stored } = await scannerDb.query<{ from: string | null; to: string | null }>(
+      'SELECT resource_id_from AS from, resource_id_to AS to FROM scan_shards WHERE scan_id = $1 ORDER BY shard_index',
+      [id],
+    );
+    expect(stored).toEqual(
+      rangesOf(estates.get(projectId)!.resources, shards).map((r) => ({
+        from: r.from ?? null,
+        to: r.to ?? null,
+      })),
+    );
 
     // The findings: every flagged resource of every shard and the project-wide one, each once.
     const expected = estates

@@ -302,6 +302,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         'UPDATE scan_shards SET results = NULL, resource_ids = NULL, pending = NULL WHERE scan_id = $1',
         [scan.id],
       );
+      await tx.query('DELETE FROM scan_plans WHERE scan_id = $1', [scan.id]);
       await publishScanFinished(outbox, tx, { ...rows[0], findings_count: findingsCount });
       return true;
     });
@@ -365,6 +366,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         'UPDATE scan_shards SET results = NULL, resource_ids = NULL, pending = NULL WHERE scan_id = $1',
         [holding.scanId],
       );
+      await tx.query('DELETE FROM scan_plans WHERE scan_id = $1', [holding.scanId]);
       // The refund follows from scanner.scan.failed (see refund-failed.ts), so it survives a crash here.
       await publishScanFinished(outbox, tx, rows[0]);
       return true;

@@ -86,6 +86,7 @@ export function scanSweeper({
         'UPDATE scan_shards SET results = NULL, resource_ids = NULL, pending = NULL WHERE scan_id = ANY($1)',
         [ids],
       );
+      await tx.query('DELETE FROM scan_plans WHERE scan_id = ANY($1)', [ids]);
       for (const row of rows) await publishScanFinished(outbox, tx, row);
       logger.warn({ scan_ids: ids }, 'stale scans failed');
       return rows.length;
