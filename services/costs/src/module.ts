@@ -7,7 +7,7 @@ import { connectionsFactory } from './connections/connections';
 import { connectionsRpc } from './connections/rpc';
 import { purgeDeletedConnection } from './connections/purge';
 import { budgetPeriodsOverRpc, type BudgetPeriodSource } from './cost-data/budget-periods';
-import { costDataFactory } from './cost-data/ingest';
+import { costDataFactory, uploadHeartbeat } from './cost-data/ingest';
 import { costDataRpc } from './cost-data/rpc';
 import { ratesFactory } from './rates/rates';
 import { ratesRpc } from './rates/rpc';
@@ -62,9 +62,18 @@ export function costsModule(options: CostsOptions = {}): ServiceModule<CostsConf
       sweepRetention();
       const timer = setInterval(sweepRetention, config.RAW_RETENTION_SWEEP_MS);
       timer.unref();
+      // Load tables of uploads whose process died (no heartbeat): dropped within minutes, not at a restart.
+      let sweepingUploads: Promise<unknown> = Promise.resolve();
+      const uploadsTimer = setInterval(() => {
+        sweepingUploads = costData
+          .sweepAbandoned()
+          .catch((error: unknown) => logger.warn({ err: error }, 'abandoned cost data uploads sweep failed'));
+      }, uploadHeartbeat.staleAfterMs / 2);
+      uploadsTimer.unref();
       return async () => {
         clearInterval(timer);
-        await sweeping;
+        clearInterval(uploadsTimer);
+        await Promise.all([sweeping, sweepingUploads]);
         await budgetPeriods.close();
       };
     },

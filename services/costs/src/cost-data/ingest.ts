@@ -70,7 +70,13 @@ const usageBased = usageBasedSql();
  */
 const untaggable = `coalesce(resource_id, '') = '' OR charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment')`;
 
-/** Staging tables of uploads a crash left behind are dropped after this long. */
+/**
+ * Uploads still loading write a heartbeat this often; one whose heartbeat is older than `staleAfterMs`
+ * (its process is gone: a crash, a kill) is abandoned and its load table dropped by `sweepAbandoned`.
+ */
+export const uploadHeartbeat = { everyMs: 30_000, staleAfterMs: 10 * 60_000 };
+
+/** Uploads of an earlier version (no heartbeat) are abandoned this long after they started. */
 const abandonedAfterMs = 24 * 60 * 60 * 1000;
 
 /**
@@ -87,12 +93,15 @@ export function costDataFactory({
   now,
   logger,
   readOptions,
+  heartbeat = uploadHeartbeat,
 }: {
   db: Db;
   outbox: Outbox;
   now: () => Date;
   logger?: Pick<Logger, 'warn'>;
   readOptions?: ReadOptions;
+  /** How often a loading upload says it is alive, and when one that stopped is abandoned. */
+  heartbeat?: { everyMs: number; staleAfterMs: number };
 }) {
   /** The connection must be the team's (404 otherwise, also for another team's) and not disabled (409). */
   async function checkConnection(q: Queryable, teamId: string, connectionId: string, lock = false) {
@@ -121,10 +130,20 @@ export function costDataFactory({
     // The table the file is loaded into; cost_uploads names it so a crash's leftover is swept.
     const staging = `cost_staging_${uploadId.replaceAll('-', '')}`;
     await db.query(
-      `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table, started_at)
-       VALUES ($1, $2, $3, 'loading', $4, $5)`,
+      `INSERT INTO cost_uploads (id, team_id, connection_id, status, staging_table, started_at, heartbeat_at)
+       VALUES ($1, $2, $3, 'loading', $4, $5, $5)`,
       [uploadId, teamId, input.connectionId, staging, now()],
     );
+    // Alive while the file streams (however slowly) and while its swap runs; a failed beat is retried
+    // at the next one (the sweep waits for many missed beats).
+    const beating = setInterval(() => {
+      db.query(`UPDATE cost_uploads SET heartbeat_at = $2 WHERE id = $1 AND status = 'loading'`, [
+        uploadId,
+        now(),
+      ]).catch((error: unknown) =>
+        logger?.warn({ err: error, uploadId }, 'cost data upload heartbeat failed'),
+      );
+    }, heartbeat.everyMs);
     try {
       // Logged, like the partition it becomes (SET LOGGED would write it all again). Its connection and
       // upload columns come from defaults, dropped before it is attached.
@@ -162,6 +181,8 @@ export function costDataFactory({
     } catch (error) {
       await abandon(uploadId, staging, error);
       throw error;
+    } finally {
+      clearInterval(beating);
     }
   }
 
@@ -227,6 +248,15 @@ export function costDataFactory({
             [period],
           );
           partitions.push({ period, table, rows: split.rowCount });
+        }
+        // Each row went to its period's table, named as the reader named it: a row stored under another
+        // billing_period_start than its period's name would be dropped with the load table here.
+        const splitRows = partitions.reduce((sum, partition) => sum + partition.rows, 0);
+        if (splitRows !== facts.rows) {
+          throw new Error(
+            `The upload's ${facts.rows} rows split into ${splitRows} rows of its billing periods ` +
+              `(${periods.join(', ')}); nothing was stored.`,
+          );
         }
       }
       await tx.query(
@@ -301,17 +331,26 @@ export function costDataFactory({
     }
   }
 
-  /** Drops staging tables of uploads that never ended (a crash mid-upload), once they are surely dead. */
+  /**
+   * Drops load tables of uploads that never ended (a crash mid-upload), once they are surely dead: no
+   * heartbeat for `staleAfterMs` (an earlier version's upload, without heartbeats: a day after its start).
+   * Each is marked failed first, only if still loading, so a swap that just finished keeps its table.
+   * Run at start and periodically (module.ts).
+   */
   async function sweepAbandoned(): Promise<number> {
+    const at = now();
     const { rows } = await db.query<{ id: string; staging_table: string }>(
-      `SELECT id, staging_table FROM cost_uploads WHERE status = 'loading' AND started_at < $1`,
-      [new Date(now().getTime() - abandonedAfterMs)],
+      `UPDATE cost_uploads SET status = 'failed', error = 'abandoned', finished_at = $3
+       WHERE status = 'loading'
+         AND (heartbeat_at < $1 OR (heartbeat_at IS NULL AND started_at < $2))
+       RETURNING id, staging_table`,
+      [new Date(at.getTime() - heartbeat.staleAfterMs), new Date(at.getTime() - abandonedAfterMs), at],
     );
     for (const row of rows) {
       await db.exec(`DROP TABLE IF EXISTS ${row.staging_table}`);
-      await db.query(
-        `UPDATE cost_uploads SET status = 'failed', error = 'abandoned', finished_at = $2 WHERE id = $1`,
-        [row.id, now()],
+      logger?.warn(
+        { uploadId: row.id, staging_table: row.staging_table },
+        'dropped an abandoned cost data upload',
       );
     }
     return rows.length;
