@@ -524,6 +524,47 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect(await reconciler({ offsetMs: 600_000 }).reconcile()).toEqual({ shards: 0, merges: 0 });
   }, 30_000);
 
+  it('a shard waiting behind busy workers is re-published at doubling gaps, not every period', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Planted a minute ago; both workers (concurrency 1) hold a shard until released, the third waits.
+    const { id } = await plantedScan(25, ['pending', 'pending', 'pending'], 60_000, {
+      estate: { beforeShard: () => held },
+    });
+    expect(await reconciler().reconcile()).toEqual({ shards: 3, merges: 0 });
+    const waiting = async () => {
+      const { rows } = await api.db.query<{ shard_index: number; requeued_at: Date }>(
+        `SELECT shard_index, requeued_at FROM scan_shards WHERE scan_id = $1 AND status = 'pending'`,
+        [id],
+      );
+      return rows.length === 1 ? rows[0] : undefined;
+    };
+    const first = await eventually(async () => {
+      const { rows } = await api.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM scan_shards WHERE scan_id = $1 AND status = 'running'`,
+        [id],
+      );
+      return rows[0]!.n === 2 ? waiting() : undefined;
+    });
+    // It had waited a minute before it was re-published: not again within the next minute, though the
+    // period is 30 s (a clock 40 s on; the held shards, which look quiet to that clock, may be).
+    await reconciler({ offsetMs: 40_000, requeueAfterMs: 30_000 }).reconcile();
+    expect((await waiting())!.requeued_at).toEqual(first!.requeued_at);
+    // A minute and more on: once more.
+    await reconciler({ offsetMs: 70_000, requeueAfterMs: 30_000 }).reconcile();
+    expect((await waiting())!.requeued_at.getTime()).toBeGreaterThan(first!.requeued_at.getTime());
+    release();
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
+    expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
+    expect(
+      shardRuns
+        .filter((r) => r.scanId === id)
+        .map((r) => r.index)
+        .sort(),
+    ).toEqual([0, 1, 2]);
+  }, 30_000);
+
   it('a merge whose message was lost is queued again by the reconciler; the scan completes once', async () => {
     const { id, projectId } = await plantedScan(25, ['done', 'done', 'done'], 5_000);
     expect(await reconciler().sweep()).toBe(0);

@@ -14,6 +14,16 @@ const waiting = `(EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id A
   OR (s.shards_total > 0 AND s.worker_id IS NULL
       AND NOT EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id AND sh.status <> 'done')))`;
 
+/**
+ * Whether a shard or scan re-published at `requeued_at` may be again: once `requeueAfterMs` ($3) has
+ * passed and, while it still waits, as long again as it had waited before that (the gap doubles, at most
+ * `maxSpacingMs`, $4): a shard waiting behind a long backlog adds a few messages to the queue, not one
+ * every period.
+ */
+const requeueDue = (row: string) => `(${row}.requeued_at IS NULL
+  OR $1::timestamptz - ${row}.requeued_at >= greatest($3::bigint * interval '1 millisecond',
+       least(${row}.requeued_at - ${row}.heartbeat_at, $4::bigint * interval '1 millisecond')))`;
+
 const quietError = 'The scan stopped reporting progress (its worker is gone) and was given up.';
 const stuckError = (maxQuietMs: number) =>
   `The scan made no progress for ${Math.round(maxQuietMs / 60_000)} min (its work waited in the queue ` +
@@ -24,8 +34,8 @@ const stuckError = (maxQuietMs: number) =>
  *
  * - reconcile(): a shard queued or released (no live run) for longer than `requeueAfterMs`, or a scan
  *   whose shards are all stored and whose merge nobody took for as long, has its message re-published
- *   through the outbox (`scanner.scan_shard.requested`, `scanner.scan_merge.requested`), at most once
- *   per `requeueAfterMs` each. Messages get lost: an old worker consuming the same durable for other
+ *   through the outbox (`scanner.scan_shard.requested`, `scanner.scan_merge.requested`), again after
+ *   `requeueAfterMs` at the earliest and then at doubling gaps while it still waits (a backlog). Messages get lost: an old worker consuming the same durable for other
  *   types during a rolling deploy acks and drops them, an old pod narrows the durable's filter, the
  *   stream's max age drops them. Claims are conditional, so a duplicate is harmless.
  * - sweep(): fails scans whose workers went quiet for longer than `staleMs` (the queue gave up on them,
@@ -51,7 +61,7 @@ export function scanSweeper({
   now: () => Date;
   logger: Logger;
   staleMs: number;
-  /** A shard or merge left untaken this long is re-published (a few SCAN_ACK_WAIT_MS). */
+  /** A shard or merge left untaken this long is re-published (a few SCAN_ACK_WAIT_MS), then at doubling gaps. */
   requeueAfterMs?: number;
   /** A running scan without any progress this long is failed, waiting work or not (SCAN_MAX_QUIET_MS). */
   maxQuietMs?: number;
@@ -97,6 +107,7 @@ export function scanSweeper({
     return db.transaction(async (tx) => {
       const at = now();
       const before = new Date(at.getTime() - requeueAfterMs);
+      const maxSpacingMs = Math.max(requeueAfterMs, Math.floor(maxQuietMs / 4));
       // A shard nobody holds (queued, released) or whose run went silent, untouched for requeueAfterMs.
       const shards = await tx.query<{
         scan_id: string;
@@ -108,10 +119,9 @@ export function scanSweeper({
         `UPDATE scan_shards sh SET requeued_at = $1
          FROM scans s
          WHERE s.id = sh.scan_id AND s.status = 'running' AND s.shards_total > 1
-           AND sh.status IN ('pending', 'running') AND sh.heartbeat_at < $2
-           AND (sh.requeued_at IS NULL OR sh.requeued_at < $2)
+           AND sh.status IN ('pending', 'running') AND sh.heartbeat_at < $2 AND ${requeueDue('sh')}
          RETURNING sh.scan_id, sh.shard_index, sh.shard_count, s.team_id, s.project_id`,
-        [at, before],
+        [at, before, requeueAfterMs, maxSpacingMs],
       );
       for (const shard of shards.rows) {
         await outbox.addMessage(tx, {
@@ -130,12 +140,11 @@ export function scanSweeper({
       // Every shard stored, and neither the scan nor a shard touched since: the merge was never taken.
       const merges = await tx.query<ScanRow>(
         `UPDATE scans s SET requeued_at = $1
-         WHERE s.status = 'running' AND s.shards_total > 1 AND s.heartbeat_at < $2
-           AND (s.requeued_at IS NULL OR s.requeued_at < $2)
+         WHERE s.status = 'running' AND s.shards_total > 1 AND s.heartbeat_at < $2 AND ${requeueDue('s')}
            AND NOT EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id
                            AND (sh.status <> 'done' OR sh.heartbeat_at >= $2))
          RETURNING s.*`,
-        [at, before],
+        [at, before, requeueAfterMs, maxSpacingMs],
       );
       for (const scan of merges.rows) {
         await outbox.addMessage(tx, {
