@@ -51,6 +51,8 @@ export interface LargeTenantSettings {
   /** CPU quota of each worker, in microseconds per 100,000 (25000: a quarter of a core). */
   workerQuotaUs: number;
   procs: Proc[];
+  /** Only parts 1 and 2 (BENCH_LARGE_PARTS=ingest): the upload and the restatement, no budget nor scans. */
+  ingestOnly?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -419,6 +421,28 @@ export function largeTenantSection(settings: LargeTenantSettings) {
       progress(`cost_records ${mib(before).toFixed(0)} MiB before, ${mib(after).toFixed(0)} MiB after`);
       await rm(large, { force: true });
       await rm(small, { force: true });
+      const expected = estateResources({ rows, resources });
+      const ingested = {
+        cores: os.availableParallelism(),
+        rows,
+        resources: expected,
+        ingest: {
+          small: smallRun,
+          large: largeRun,
+          rateVerdict: largeRun.rowsPerSecond >= largeTenantTargets.rowsPerSecond ? 'PASS' : 'BELOW',
+          memoryGrowth: growth,
+          memoryVerdict: growth <= largeTenantTargets.memoryGrowth ? 'PASS' : 'BELOW',
+        },
+        restatement: {
+          seconds: restated.seconds,
+          afterBodySeconds: restated.afterBodySeconds,
+          rowsPerSecond: restated.rowsPerSecond,
+          tableMiBBefore: mib(before),
+          tableMiBAfter: mib(after),
+          verdict: after <= before * largeTenantTargets.tableGrowth ? 'PASS' : 'BELOW',
+        },
+      } satisfies Partial<LargeTenantResult>;
+      if (settings.ingestOnly) return { ...ingested, scans: [], speedUps: {}, scanVerdicts: {} };
 
       const { data: project } = await call<{ id: string }>('POST', '/v1/guard/projects', {
         name: 'bench large tenant',
@@ -444,7 +468,6 @@ export function largeTenantSection(settings: LargeTenantSettings) {
         throw new Error(`the budget's current_spend is ${evaluated.current_spend} after the evaluations`);
 
       // 3. One scan per worker count.
-      const expected = estateResources({ rows, resources });
       await identityClient.grantScanCredits({
         teamId: settings.teamId,
         credits: BigInt(settings.workerCounts.length + 1),
@@ -469,24 +492,7 @@ export function largeTenantSection(settings: LargeTenantSettings) {
       const targetOf = (workers: number) =>
         largeTenantTargets.speedUp[String(workers) as keyof typeof largeTenantTargets.speedUp];
       return {
-        cores: os.availableParallelism(),
-        rows,
-        resources: expected,
-        ingest: {
-          small: smallRun,
-          large: largeRun,
-          rateVerdict: largeRun.rowsPerSecond >= largeTenantTargets.rowsPerSecond ? 'PASS' : 'BELOW',
-          memoryGrowth: growth,
-          memoryVerdict: growth <= largeTenantTargets.memoryGrowth ? 'PASS' : 'BELOW',
-        },
-        restatement: {
-          seconds: restated.seconds,
-          afterBodySeconds: restated.afterBodySeconds,
-          rowsPerSecond: restated.rowsPerSecond,
-          tableMiBBefore: mib(before),
-          tableMiBAfter: mib(after),
-          verdict: after <= before * largeTenantTargets.tableGrowth ? 'PASS' : 'BELOW',
-        },
+        ...ingested,
         scans,
         speedUps,
         scanVerdicts: Object.fromEntries(

@@ -65,6 +65,9 @@ if (!largeWorkers.every((count) => Number.isInteger(count) && count > 0))
     `BENCH_LARGE_WORKERS must be worker counts, e.g. 1,2,4, not '${process.env.BENCH_LARGE_WORKERS}'`,
   );
 const largeWorkerQuotaUs = positiveInt('BENCH_LARGE_WORKER_QUOTA_US', 25_000);
+const largeParts = process.env.BENCH_LARGE_PARTS ?? 'all';
+if (largeParts !== 'all' && largeParts !== 'ingest')
+  throw new Error(`BENCH_LARGE_PARTS must be all or ingest, not '${largeParts}'`);
 const settings = { durationSeconds, warmUpSeconds };
 const seededProjects = 1_000;
 /** The bootstrap key of team `default`: the prefix and 40 base62 characters. */
@@ -449,6 +452,7 @@ async function main(): Promise<void> {
             workerCounts: largeWorkers,
             workerQuotaUs: largeWorkerQuotaUs,
             procs,
+            ingestOnly: largeParts === 'ingest',
           })();
       printLargeTenant(largeTenant);
     }
