@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { create } from '@bufbuild/protobuf';
 import {
   decodeEvent,
   RedeliverLater,
@@ -16,6 +15,7 @@ import type { IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
 import { recordFindings, type RuleResult } from '../findings/record';
 import { maxErrorChars, publishScanFinished } from './finished';
+import { requestMerge, requestShard } from './requests';
 import { isDependencyOutage, reasonOf, retryWait, type RetryPolicy } from './retry';
 import type { PlannedScan, ScanRunner, ScanWork, ShardOutcome, ShardSpec } from './run-rules';
 import type { ScanRow } from './scan';
@@ -189,17 +189,12 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       );
       if (!one) {
         for (let index = 0; index < plan.shards.length; index++) {
-          await outbox.addMessage(tx, {
-            type: 'scanner.scan_shard.requested',
-            subject: scan.id,
-            schema: events.ScanShardRequestedSchema,
-            message: create(events.ScanShardRequestedSchema, {
-              scanId: scan.id,
-              teamId: scan.team_id,
-              projectId: scan.project_id,
-              shardIndex: index,
-              shardCount: plan.shards.length,
-            }),
+          await requestShard(outbox, tx, {
+            scanId: scan.id,
+            teamId: scan.team_id,
+            projectId: scan.project_id,
+            shardIndex: index,
+            shardCount: plan.shards.length,
           });
         }
       }
@@ -253,16 +248,11 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
       );
       if (rows[0]!.done < scan.shards_total) return 'stored';
       if (queueMerge) {
-        await outbox.addMessage(tx, {
-          type: 'scanner.scan_merge.requested',
-          subject: scan.id,
-          schema: events.ScanMergeRequestedSchema,
-          message: create(events.ScanMergeRequestedSchema, {
-            scanId: scan.id,
-            teamId: scan.team_id,
-            projectId: scan.project_id,
-            shardCount: scan.shards_total,
-          }),
+        await requestMerge(outbox, tx, {
+          scanId: scan.id,
+          teamId: scan.team_id,
+          projectId: scan.project_id,
+          shardCount: scan.shards_total,
         });
       }
       return 'last';

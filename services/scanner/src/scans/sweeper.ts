@@ -1,9 +1,8 @@
-import { create } from '@bufbuild/protobuf';
 import type { Outbox } from '@costgov/bus';
-import { events } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
 import type { Logger } from '@costgov/log';
 import { publishScanFinished } from './finished';
+import { requestMerge, requestShard } from './requests';
 import type { ScanRow } from './scan';
 
 /** When a scan last made progress: its own heartbeat or any of its shards' (stored, reported, released). */
@@ -124,17 +123,12 @@ export function scanSweeper({
         [at, before, requeueAfterMs, maxSpacingMs],
       );
       for (const shard of shards.rows) {
-        await outbox.addMessage(tx, {
-          type: 'scanner.scan_shard.requested',
-          subject: shard.scan_id,
-          schema: events.ScanShardRequestedSchema,
-          message: create(events.ScanShardRequestedSchema, {
-            scanId: shard.scan_id,
-            teamId: shard.team_id,
-            projectId: shard.project_id,
-            shardIndex: shard.shard_index,
-            shardCount: shard.shard_count,
-          }),
+        await requestShard(outbox, tx, {
+          scanId: shard.scan_id,
+          teamId: shard.team_id,
+          projectId: shard.project_id,
+          shardIndex: shard.shard_index,
+          shardCount: shard.shard_count,
         });
       }
       // Every shard stored, and neither the scan nor a shard touched since: the merge was never taken.
@@ -147,16 +141,11 @@ export function scanSweeper({
         [at, before, requeueAfterMs, maxSpacingMs],
       );
       for (const scan of merges.rows) {
-        await outbox.addMessage(tx, {
-          type: 'scanner.scan_merge.requested',
-          subject: scan.id,
-          schema: events.ScanMergeRequestedSchema,
-          message: create(events.ScanMergeRequestedSchema, {
-            scanId: scan.id,
-            teamId: scan.team_id,
-            projectId: scan.project_id,
-            shardCount: scan.shards_total,
-          }),
+        await requestMerge(outbox, tx, {
+          scanId: scan.id,
+          teamId: scan.team_id,
+          projectId: scan.project_id,
+          shardCount: scan.shards_total,
         });
       }
       const counts = { shards: shards.rows.length, merges: merges.rows.length };
