@@ -193,6 +193,30 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
     }
   }, 60_000);
 
+  it("leaves each period's partition analyzed: the planner knows its rows", async () => {
+    const connectionId = await newConnection();
+    // A file of one period (its load table becomes the partition), then one of two (split once more).
+    await upload(connectionId, file({ rows: 200, month: '2026-10', seed: 10 }));
+    const two = joined(
+      file({ rows: 300, month: '2026-11', seed: 11 }),
+      file({ rows: 100, month: '2026-12', seed: 12 }),
+    );
+    await upload(connectionId, two);
+    const periods = await periodsOf(connectionId);
+    expect(periods.map((p) => p.period)).toEqual(['2026-10-01', '2026-11-01', '2026-12-01']);
+    for (const { table_name: table, rows } of periods) {
+      // ANALYZE sets reltuples (-1 for a table never analyzed nor vacuumed) and writes pg_statistic.
+      const { rows: stats } = await db.query<{ reltuples: number; columns: number }>(
+        `SELECT c.reltuples::float8 AS reltuples,
+           (SELECT count(*)::int FROM pg_statistic s WHERE s.starelid = c.oid) AS columns
+         FROM pg_class c WHERE c.oid = $1::regclass`,
+        [table],
+      );
+      expect(Number(stats[0]!.reltuples), table).toBe(rows);
+      expect(stats[0]!.columns, table).toBeGreaterThan(0);
+    }
+  });
+
   it('reads only the partitions a connection and a period name', async () => {
     const connectionId = await newConnection();
     await upload(connectionId, file({ rows: 100, month: '2026-08', seed: 8 }));

@@ -282,6 +282,11 @@ export function costDataFactory({
         await tx.exec(
           `CREATE INDEX ON ${table} (connection_id, resource_id COLLATE "C", charge_period_start)`,
         );
+        // Its statistics, which stay with it once attached: without them the planner takes the new period
+        // for one row, and the scan's window aggregates walked the whole index instead of reading the table
+        // (2.3 s instead of 0.4 s for a COUNT over 1M rows). A sample of 30,000 rows; autovacuum would
+        // come much later.
+        await tx.exec(`ANALYZE ${table}`);
         const { rows: swapped } = await tx.query<{ replaced: number }>(
           'SELECT cost_records_swap($1, $2::date, $3, $4, $5) AS replaced',
           [connectionId, period, table, rows, uploadId],

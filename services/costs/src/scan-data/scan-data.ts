@@ -16,9 +16,16 @@ const maxCommitments = 2000;
 export const maxShards = 4096;
 const workMem = '64MB';
 /**
- * Bytes of one page, estimated as JSON (longer than protobuf): well under gRPC's 4 MB message limit. A
- * page ends when its next resource would pass this (it carries at least one resource, whose tags a
- * FOCUS row cannot make near 4 MB).
+ * A page reads its range of the cost_records_scan index in order and stops at its LIMIT. With a
+ * partition's statistics the planner rather reads the whole range (a bitmap or a parallel scan) and sorts
+ * it: 30 % slower for one page of a shard, and far worse for the first pages of a large range, and
+ * parallel workers would take cores the other shards' pages need.
+ */
+const indexOrder = ['enable_seqscan = off', 'enable_bitmapscan = off', 'max_parallel_workers_per_gather = 0'];
+/**
+ * Bytes of one page, as protobuf encodes it (resourceBytes; the aggregates as JSON, longer): well under
+ * gRPC's 4 MB message limit. A page ends when its next resource would pass this (it carries at least one
+ * resource, whose tags a FOCUS row cannot make near 4 MB).
  */
 const pageBytes = 3_000_000;
 
@@ -90,6 +97,26 @@ const untaggableCategory = `coalesce(charge_category IN ('Tax', 'Credit', 'Purch
 const jsonBytes = (items: unknown[]) =>
   items.reduce<number>((sum, item) => sum + JSON.stringify(item).length, 0);
 
+/**
+ * A resource's size in protobuf, from above: each string's UTF-8 bytes, each number as a double, each
+ * timestamp and each tag with room for its field tag and lengths. JSON would count every field's name
+ * too: about twice the size, which cut pages of 5,000 resources in two after the query had summed all
+ * 5,000 (half the database's work thrown away, page after page).
+ */
+function resourceBytes(resource: ScanResource): number {
+  let bytes = 6; // its own field tag and length in the page
+
+  for (const value of Object.values(resource)) {
+    if (typeof value === 'string') bytes += Buffer.byteLength(value) + 6;
+    else if (typeof value === 'number') bytes += 10;
+    else if (value instanceof Date) bytes += 16;
+    else if (value && typeof value === 'object')
+      for (const [key, tag] of Object.entries(value as Record<string, string>))
+        bytes += Buffer.byteLength(key) + Buffer.byteLength(tag) + 12;
+  }
+  return bytes;
+}
+
 const stringTags = (tags: unknown): Record<string, string> => {
   if (!tags || typeof tags !== 'object' || Array.isArray(tags)) return {};
   return Object.fromEntries(Object.entries(tags as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
@@ -105,10 +132,14 @@ const stringTags = (tags: unknown): Record<string, string> => {
  * the window is in exactly one page; the aggregates come with the first page. Nothing is cut.
  */
 export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: () => Date }) {
-  /** One query in a transaction of its own, with room to sort and hash a million rows in memory. */
-  const query = (sql: string, params: unknown[]) =>
+  /**
+   * One query in a transaction of its own, with room to sort and hash a million rows in memory, and
+   * `settings` (SET LOCAL) for it alone.
+   */
+  const query = (sql: string, params: unknown[], settings: readonly string[] = []) =>
     db.transaction(async (tx) => {
       await tx.query(`SET LOCAL work_mem = '${workMem}'`);
+      for (const setting of settings) await tx.query(`SET LOCAL ${setting}`);
       return tx.query<Record<string, unknown>>(sql, params);
     });
 
@@ -197,43 +228,44 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         !withResources
           ? none
           : query(
-              // Two passes, no self-join: per resource and charge period first (hours are counted once however
-              // many SKUs bill them), then per resource, taking the descriptive columns of its costliest period
-              // and the tags of its latest. Both group in (connection_id, resource_id COLLATE "C") order, the
-              // order of the cost_records_scan index: the page streams from the index (a merge of its period
-              // partitions), grouped as it comes, and stops at the LIMIT without reading the rest of the range.
-              `WITH per_period AS (
-           SELECT connection_id, resource_id COLLATE "C" AS resource_id, charge_period_start,
-             max(charge_period_end) AS charge_period_end,
-             sum(billed_cost) AS billed, sum(effective_cost) AS effective, sum(list_cost) AS list,
-             sum(contracted_cost) AS contracted, sum(pricing_quantity) AS pricing_quantity,
-             sum(consumed_quantity) AS consumed_quantity,
-             (array_agg(jsonb_build_array(resource_name, resource_type, service_name, service_category, region_id,
-               sub_account_id, provider_name, sku_id, charge_category, pricing_unit, consumed_unit,
-               charge_description, charge_class, pricing_category, commitment_discount_id,
-               commitment_discount_category, commitment_discount_status, commitment_discount_type,
-               capacity_reservation_id, capacity_reservation_status)
-               ORDER BY effective_cost DESC, billed_cost DESC, charge_description COLLATE "C" NULLS LAST))[1] AS main,
-             coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0) AS unused_commitment,
-             coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0) AS unused_reservation,
-             coalesce(sum(effective_cost) FILTER (WHERE charge_description ILIKE '%extended support%'), 0) AS extended_support,
-             min(tags::text) AS tags
+              // One pass in (connection_id, resource_id COLLATE "C", charge_period_start) order, the order of the
+              // cost_records_scan index: the page streams from the index (a merge of its period partitions),
+              // each row sees its charge period's sums through a window over that order (no sort: hours are
+              // counted once however many SKUs bill them), rows are grouped per resource as they come, and the
+              // LIMIT stops the read without the rest of the range. The descriptive columns are those of the
+              // costliest row of the resource's costliest charge period, the tags the latest period's.
+              `WITH per_row AS (
+           SELECT connection_id, resource_id COLLATE "C" AS resource_id, charge_period_start, charge_period_end,
+             billed_cost, effective_cost, list_cost, contracted_cost, pricing_quantity, consumed_quantity,
+             resource_name, resource_type, service_name, service_category, region_id, sub_account_id, provider_name,
+             sku_id, charge_category, pricing_unit, consumed_unit, charge_description, charge_class, pricing_category,
+             commitment_discount_id, commitment_discount_category, commitment_discount_status,
+             commitment_discount_type, capacity_reservation_id, capacity_reservation_status, tags,
+             sum(effective_cost) OVER period AS period_effective, sum(billed_cost) OVER period AS period_billed,
+             max(charge_period_end) OVER period AS period_end, row_number() OVER period AS period_row
            FROM (${scoped} AND resource_id <> '' AND (connection_id, resource_id COLLATE "C") > ($5::text, $6::text)
              ${inRange(range, 7).sql}) scoped
-           GROUP BY connection_id, resource_id COLLATE "C", charge_period_start
+           WINDOW period AS (PARTITION BY connection_id, resource_id COLLATE "C", charge_period_start)
          )
-         SELECT connection_id, resource_id, sum(billed)::float8 AS billed, sum(effective)::float8 AS effective,
-           sum(list)::float8 AS list, sum(contracted)::float8 AS contracted,
-           sum(unused_commitment)::float8 AS unused_commitment, sum(unused_reservation)::float8 AS unused_reservation,
-           sum(extended_support)::float8 AS extended_support,
+         SELECT connection_id, resource_id, sum(billed_cost)::float8 AS billed, sum(effective_cost)::float8 AS effective,
+           sum(list_cost)::float8 AS list, sum(contracted_cost)::float8 AS contracted,
+           coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0)::float8 AS unused_commitment,
+           coalesce(sum(effective_cost) FILTER (WHERE capacity_reservation_status = 'Unused'), 0)::float8 AS unused_reservation,
+           coalesce(sum(effective_cost) FILTER (WHERE charge_description ILIKE '%extended support%'), 0)::float8 AS extended_support,
            coalesce(sum(pricing_quantity), 0)::float8 AS pricing_quantity,
            coalesce(sum(consumed_quantity), 0)::float8 AS consumed_quantity,
            count(DISTINCT (charge_period_start AT TIME ZONE 'UTC')::date)::int AS days_seen,
-           round(sum(extract(epoch FROM (charge_period_end - charge_period_start))) / 3600)::int AS hours_seen,
+           round(sum(extract(epoch FROM (period_end - charge_period_start))) FILTER (WHERE period_row = 1) / 3600)::int AS hours_seen,
            min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen,
-           (array_agg(main ORDER BY effective DESC, billed DESC, charge_period_start DESC))[1] AS main,
-           (array_agg(tags ORDER BY charge_period_start DESC))[1] AS tags
-         FROM per_period GROUP BY connection_id, resource_id
+           (array_agg(jsonb_build_array(resource_name, resource_type, service_name, service_category, region_id,
+             sub_account_id, provider_name, sku_id, charge_category, pricing_unit, consumed_unit,
+             charge_description, charge_class, pricing_category, commitment_discount_id,
+             commitment_discount_category, commitment_discount_status, commitment_discount_type,
+             capacity_reservation_id, capacity_reservation_status)
+             ORDER BY period_effective DESC, period_billed DESC, charge_period_start DESC, effective_cost DESC,
+               billed_cost DESC, charge_description COLLATE "C" NULLS LAST))[1] AS main,
+           (array_agg(tags::text ORDER BY charge_period_start DESC, tags::text NULLS LAST))[1] AS tags
+         FROM per_row GROUP BY connection_id, resource_id
          ORDER BY connection_id, resource_id LIMIT $4`,
               [
                 ...params,
@@ -242,6 +274,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
                 request.after?.resourceId ?? '',
                 ...inRange(range, 7).params,
               ],
+              indexOrder,
             ),
         parts === costs.ScanDataParts.COUNT
           ? query(
@@ -266,15 +299,22 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
             )
           : none,
         aggregate(
-          `SELECT connection_id, sum(effective_cost)::float8 AS effective,
-           coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0)::float8 AS untaggable_category,
-           coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
-             AND (tags IS NULL OR tags = '{}'::jsonb)), 0)::float8 AS untagged,
-           coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') = ''), 0)::float8 AS unattributed,
-           count(DISTINCT resource_id)::int AS resources, count(*)::bigint AS records,
-           count(*) FILTER (WHERE commitment_discount_status = 'Unused')::bigint AS unused_commitment_records,
-           max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
-         FROM (${scoped}) scoped GROUP BY connection_id ORDER BY connection_id`,
+          // Per resource first (hashed), then per connection: the resources counted without sorting the rows.
+          `SELECT connection_id, sum(effective)::float8 AS effective,
+           sum(untaggable_category)::float8 AS untaggable_category, sum(untagged)::float8 AS untagged,
+           sum(unattributed)::float8 AS unattributed, count(resource_id)::int AS resources,
+           sum(records)::bigint AS records, sum(unused_commitment_records)::bigint AS unused_commitment_records,
+           max(usage_end) AS usage_end
+         FROM (SELECT connection_id, resource_id, sum(effective_cost) AS effective,
+             coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0) AS untaggable_category,
+             coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
+               AND (tags IS NULL OR tags = '{}'::jsonb)), 0) AS untagged,
+             coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') = ''), 0) AS unattributed,
+             count(*) AS records,
+             count(*) FILTER (WHERE commitment_discount_status = 'Unused') AS unused_commitment_records,
+             max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
+           FROM (${scoped}) scoped GROUP BY connection_id, resource_id) per_resource
+         GROUP BY connection_id ORDER BY connection_id`,
         ),
         aggregate(
           `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
@@ -286,9 +326,12 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
           heavy,
         ),
         aggregate(
-          `SELECT t.key, t.value, count(DISTINCT scoped.resource_id)::int AS resources,
-           sum(scoped.effective_cost)::float8 AS effective
-         FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped, jsonb_each_text(scoped.tags) AS t (key, value)
+          // Per resource and tag set first (hashed): the pairs are taken apart once per set, not per row.
+          `SELECT t.key, t.value, count(DISTINCT tagged.resource_id)::int AS resources,
+           sum(tagged.effective)::float8 AS effective
+         FROM (SELECT resource_id, tags, sum(effective_cost) AS effective
+             FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped GROUP BY resource_id, tags) tagged,
+           jsonb_each_text(tagged.tags) AS t (key, value)
          GROUP BY t.key, t.value ORDER BY effective DESC, t.key, t.value LIMIT ${maxTagPairs}`,
           heavy,
         ),
@@ -402,7 +445,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     let used = aggregateBytes;
     let kept = 0;
     while (kept < allResources.length) {
-      used += JSON.stringify(allResources[kept]).length;
+      used += resourceBytes(allResources[kept]!);
       if (used > pageBytes && kept > 0) break;
       kept++;
     }
