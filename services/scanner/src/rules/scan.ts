@@ -70,9 +70,14 @@ export function scanDataOf(response: costs.GetScanDataResponse): ScanData {
   };
 }
 
-/** What the plan hands every shard (stored with the scan as JSON): the light aggregates. */
+/**
+ * What the plan hands every shard and the merge (stored with the scan as JSON): costs' aggregates of the
+ * window, read once. `projectWide`: they hold the daily series and tag usage too, which the merge reads
+ * (a plan stored by an earlier version held the shards' light aggregates only).
+ */
 interface PlanContext {
   aggregates: ScanData;
+  projectWide?: boolean;
 }
 
 /** The plan's aggregates when `context` is one of this runner's (else none: the shard reads its own). */
@@ -87,6 +92,17 @@ function planContextOf(context: unknown): ScanData | undefined {
     Array.isArray(aggregates.commitments) &&
     typeof aggregates.dataEnd === 'string';
   return valid ? aggregates : undefined;
+}
+
+/** The plan's aggregates when they hold the project-wide ones too (else none: the merge reads its own). */
+function projectWideOf(context: unknown): ScanData | undefined {
+  const aggregates = planContextOf(context);
+  const full =
+    aggregates &&
+    (context as PlanContext).projectWide === true &&
+    Array.isArray(aggregates.daily) &&
+    Array.isArray(aggregates.tagUsage);
+  return full ? aggregates : undefined;
 }
 
 /** The team's settings a scan's rules read (identity GetTeamSettings), fetched once per shard or merge. */
@@ -161,9 +177,8 @@ export function rulesRunner(
       ? shardJudge(planned, await contextOf(planned.currency || 'USD', scan, settings, false))
       : undefined;
     let judged = 0;
-    let after = { afterConnectionId: '', afterResourceId: '' };
-    for (;;) {
-      const response = await deps.scanData.getScanData(
+    const pageAfter = (after: { afterConnectionId: string; afterResourceId: string }) => {
+      const asked = deps.scanData.getScanData(
         {
           connectionIds: scan.connectionIds,
           until: timestampFromDate(scan.windowEnd),
@@ -175,53 +190,61 @@ export function rulesRunner(
         },
         { teamId: scan.teamId },
       );
+      // Awaited below, or dropped when judging the page before it fails: never an unhandled rejection.
+      asked.catch(() => {});
+      return asked;
+    };
+    let next = pageAfter({ afterConnectionId: '', afterResourceId: '' });
+    for (;;) {
+      const response = await next;
       const page = scanDataOf(response);
+      const last = page.resources.at(-1);
+      // The next page is asked for before this one is judged: costs reads it while the rules run (two
+      // pages in memory at most).
+      if (response.hasMore) {
+        if (!last) throw new Error('costs answered an empty page with more to follow');
+        next = pageAfter({ afterConnectionId: last.connectionId, afterResourceId: last.resourceId });
+      }
       // The first page carries the aggregates the per-resource rules read.
       judge ??= shardJudge(page, await contextOf(page.currency || 'USD', scan, settings, false));
       judge.add(page.resources);
       judged += page.resources.length;
       onPage(judged);
       if (!response.hasMore) return judge.finish();
-      const last = page.resources.at(-1);
-      if (!last) throw new Error('costs answered an empty page with more to follow');
-      after = { afterConnectionId: last.connectionId, afterResourceId: last.resourceId };
     }
   }
 
   return {
     async plan(work, now, shardsFor) {
       if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now, shards: [wholeScan] };
-      const counted = await deps.scanData.getScanData(
-        { connectionIds: work.connectionIds, parts: costs.ScanDataParts.COUNT },
-        { teamId: work.teamId },
-      );
+      const ask = (request: { parts: costs.ScanDataParts; until?: Timestamp; splitInto?: number }) =>
+        deps.scanData.getScanData({ connectionIds: work.connectionIds, ...request }, { teamId: work.teamId });
+      // The resource count and every aggregate of the window (currency, totals, commitments, data span,
+      // daily series, tag usage) at once, read here once for every shard and the merge rather than by
+      // each over the whole window.
+      const [counted, read] = await Promise.all([
+        ask({ parts: costs.ScanDataParts.COUNT }),
+        ask({ parts: costs.ScanDataParts.AGGREGATES }),
+      ]);
       const windowEnd = counted.windowEnd ? timestampDate(counted.windowEnd) : now;
+      const sameWindow =
+        read.windowEnd !== undefined && timestampDate(read.windowEnd).getTime() === windowEnd.getTime();
+      // An upload between the two moved the window's end: the aggregates again, over the count's window.
+      const aggregates = sameWindow
+        ? read
+        : await ask({ until: timestampFromDate(windowEnd), parts: costs.ScanDataParts.AGGREGATES });
+      const context: PlanContext = {
+        aggregates: { ...scanDataOf(aggregates), resources: [] },
+        projectWide: true,
+      };
       const count = shardsFor(counted.resourceCount);
-      if (count <= 1) return { resources: counted.resourceCount, windowEnd, shards: [wholeScan] };
+      if (count <= 1) return { resources: counted.resourceCount, windowEnd, shards: [wholeScan], context };
       // Ranges of about equal size, cut by costs in the planned window: bounds by resource id alone.
-      const { shardBounds } = await deps.scanData.getScanData(
-        {
-          connectionIds: work.connectionIds,
-          until: timestampFromDate(windowEnd),
-          parts: costs.ScanDataParts.COUNT,
-          splitInto: count,
-        },
-        { teamId: work.teamId },
-      );
-      // The light aggregates every shard's rules read (currency, totals, commitments, data span), read
-      // once here (a page of one resource carries them) rather than by each shard over the whole window.
-      const { resources: _first, ...aggregates } = scanDataOf(
-        await deps.scanData.getScanData(
-          {
-            connectionIds: work.connectionIds,
-            until: timestampFromDate(windowEnd),
-            parts: costs.ScanDataParts.RESOURCES,
-            maxResources: 1,
-          },
-          { teamId: work.teamId },
-        ),
-      );
-      const context: PlanContext = { aggregates: { ...aggregates, resources: [] } };
+      const { shardBounds } = await ask({
+        until: timestampFromDate(windowEnd),
+        parts: costs.ScanDataParts.COUNT,
+        splitInto: count,
+      });
       return { resources: counted.resourceCount, windowEnd, shards: rangeShards(shardBounds), context };
     },
 
@@ -240,16 +263,19 @@ export function rulesRunner(
     async runProjectRules(scan, pending) {
       if (scan.connectionIds.length === 0) return [];
       const settings = await settingsOf(scan.teamId);
-      const aggregates = scanDataOf(
-        await deps.scanData.getScanData(
-          {
-            connectionIds: scan.connectionIds,
-            until: timestampFromDate(scan.windowEnd),
-            parts: costs.ScanDataParts.AGGREGATES,
-          },
-          { teamId: scan.teamId },
-        ),
-      );
+      // The plan's aggregates, else (a plan that did not keep them) read now.
+      const aggregates =
+        projectWideOf(scan.context) ??
+        scanDataOf(
+          await deps.scanData.getScanData(
+            {
+              connectionIds: scan.connectionIds,
+              until: timestampFromDate(scan.windowEnd),
+              parts: costs.ScanDataParts.AGGREGATES,
+            },
+            { teamId: scan.teamId },
+          ),
+        );
       const parts = pending
         ? pending.map(pendingOf)
         : [(await judgeShard(scan, wholeScan, settings, () => {})).pending ?? emptyPending()];
@@ -278,8 +304,13 @@ export async function scanProject(deps: ScanDeps, input: ScanProjectInput): Prom
     projectId: input.projectId,
     connectionIds: input.connectionIds,
   };
-  const windowEnd = input.until ?? (await runner.plan(work, input.now, () => 1)).windowEnd;
-  const scan = { ...work, windowEnd, now: input.now };
+  const planned = input.until ? undefined : await runner.plan(work, input.now, () => 1);
+  const scan = {
+    ...work,
+    windowEnd: input.until ?? planned!.windowEnd,
+    now: input.now,
+    context: planned?.context,
+  };
   const shard = await runner.runShard(scan, wholeScan, () => {});
   const results = [
     ...shard.results,

@@ -70,8 +70,8 @@ export function runRulesOverRpc(deps: RulesOverRpcDeps & { now: () => Date }): R
   const runner = scanRunnerOverRpc(deps);
   return async (work, progress) => {
     const now = deps.now();
-    const { windowEnd } = await runner.plan(work, now, () => 1);
-    const scan = { ...work, windowEnd, now };
+    const { windowEnd, context } = await runner.plan(work, now, () => 1);
+    const scan = { ...work, windowEnd, now, context };
     // Every page of the data is read (a page that cannot be read rejects the scan, which is retried), so
     // the resources recorded as dealt with are all of them.
     const shard = await runner.runShard(scan, wholeScan, progress);

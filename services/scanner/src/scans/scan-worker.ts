@@ -183,9 +183,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     progress: (resources: number) => void,
     queueMerge: boolean,
   ) {
-    const plan = await planOf(scan.id);
-    const planned = plan ? { ...plannedOf(scan), context: plan.context } : plannedOf(scan);
-    const outcome = await runner.runShard(planned, shard, progress);
+    const outcome = await runner.runShard(await plannedWithContext(scan), shard, progress);
     const stored = await storeShard(scan, shard, runId, outcome, queueMerge);
     log.info(
       {
@@ -201,11 +199,17 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     return stored;
   }
 
+  /** What every shard and the merge share: the scan as planned, with what the runner's plan read. */
+  async function plannedWithContext(scan: ScanRow): Promise<PlannedScan> {
+    const plan = await planOf(scan.id);
+    return plan ? { ...plannedOf(scan), context: plan.context } : plannedOf(scan);
+  }
+
   /** The merge, by the run holding the scan: the project-wide rules, then the scan completed once. */
   async function merge(scan: ScanRow, runId: string): Promise<void> {
     const pending = await pendingOf(scan.id);
     const projectResults = await runner.runProjectRules(
-      plannedOf(scan),
+      await plannedWithContext(scan),
       // As the runner's shards left them (JSON): the runner reads its own type back.
       pending as never[],
     );

@@ -118,8 +118,9 @@ describe('a scan split into shards', () => {
       );
       for (const [index, shard] of planned.shards.entries())
         expect(shard.from).toBe(index === 0 ? undefined : planned.shards[index - 1]!.to);
-      // The plan's context (the light aggregates, read once) goes to every shard, as the worker hands it.
-      expect(planned.context === undefined).toBe(count === 1);
+      // The plan's context (every aggregate of the window, read once) goes to every shard and the merge,
+      // as the worker hands it.
+      expect(planned.context).toBeDefined();
       const scan = { ...work(), windowEnd: planned.windowEnd, now, context: planned.context };
       const results: RuleResult[] = [];
       const ids: string[] = [];
@@ -129,12 +130,13 @@ describe('a scan split into shards', () => {
       for (const shard of planned.shards) {
         const { index } = shard;
         const before = counts.calls;
+        counts.mostAtOnce = 0; // the plan asked for the count and the aggregates at once
         let reported = 0;
         const outcome = await runner.runShard(scan, shard, (progress) => {
           expect(progress).toBeGreaterThanOrEqual(reported);
           reported = progress;
         });
-        // One page asked at a time, each page judged before the next is asked for.
+        // One page asked at a time: the next is asked for once this one arrived, while it is judged.
         expect(counts.mostAtOnce).toBe(1);
         expect(counts.calls - before).toBeGreaterThanOrEqual(Math.ceil(outcome.resourceIds.length / 3));
         expect(reported).toBe(outcome.resourcesScanned);
@@ -157,8 +159,15 @@ describe('a scan split into shards', () => {
       // Every resource in exactly one shard: none lost, none twice.
       expect(ids.sort()).toEqual(allIds);
       expect(scanned).toBe(allIds.length);
+      const beforeMerge = counts.calls;
       const merged = [...results, ...(await runner.runProjectRules(scan, pending))];
       expect(lines(merged), `${count} shards`).toEqual(expected);
+      // The merge judged on the plan's aggregates: it read nothing more from costs.
+      expect(counts.calls).toBe(beforeMerge);
+      // A merge without them (a plan stored by an earlier version) reads them: the same findings.
+      const unplanned = { ...scan, context: undefined };
+      expect(lines([...results, ...(await runner.runProjectRules(unplanned, pending))])).toEqual(expected);
+      expect(counts.calls).toBeGreaterThan(beforeMerge);
       // No finding twice.
       expect(new Set(merged.map((r) => `${r.ruleId} ${r.resourceId}`)).size).toBe(merged.length);
       // A merge handed no pending judgements reads the data again to find them: the same findings.
