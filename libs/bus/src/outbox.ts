@@ -33,8 +33,12 @@ export type OutboxHeaders = Pick<CloudEvent, 'source' | 'time' | 'traceparent' |
  * Writes events in the caller's transaction, so an event exists if and only if its change committed.
  * The relay (relay.ts) publishes them as soon as that transaction commits.
  */
+/** Most events one INSERT of `addAll` writes (a batch of more takes several statements). */
+const batchSize = 2000;
+
 export function createOutbox({ source, newId = defaultNewId, now = () => new Date() }: OutboxOptions) {
-  async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
+  /** The event as the relay will publish it, and the envelope fields the row keeps beside its payload. */
+  function eventOf(entry: OutboxEntry): { event: CloudEvent; headers: OutboxHeaders } {
     assertEventType(entry.type);
     if (serviceOf(entry.type) !== source) {
       throw new Error(
@@ -58,6 +62,11 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
       traceparent: event.traceparent,
       tracestate: event.tracestate,
     };
+    return { event, headers };
+  }
+
+  async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
+    const { event, headers } = eventOf(entry);
     // The NOTIFY is delivered when (and only if) the transaction commits: it wakes the relay at once.
     await tx.query(
       `WITH added AS (
@@ -70,8 +79,54 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
     return event;
   }
 
+  /**
+   * Adds events in order, a few thousand per INSERT with one NOTIFY, instead of a statement each: for a
+   * transaction that writes thousands (a scan's findings). Rows keep their order as `add` keeps it:
+   * `created_at` (clock_timestamp(), taken row by row in the order given), then the id (time-ordered).
+   */
+  async function addAll(tx: Queryable, entries: readonly OutboxEntry[]): Promise<CloudEvent[]> {
+    const added: CloudEvent[] = [];
+    for (let start = 0; start < entries.length; start += batchSize) {
+      const batch = entries.slice(start, start + batchSize).map(eventOf);
+      const rows = batch.map(({ event, headers }) => ({
+        id: event.id,
+        type: event.type,
+        subject: event.subject ?? null,
+        data: event.data,
+        headers,
+      }));
+      await tx.query(
+        `WITH added AS (
+           INSERT INTO outbox (id, type, subject, data, headers)
+           SELECT row->>'id', row->>'type', row->>'subject', row->'data', row->'headers'
+           FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS given (row, n) ORDER BY n
+           RETURNING id
+         )
+         SELECT pg_notify(${outboxChannelSql}, '') FROM (SELECT 1 FROM added LIMIT 1) AS one`,
+        [JSON.stringify(rows)],
+      );
+      added.push(...batch.map(({ event }) => event));
+    }
+    return added;
+  }
+
   return {
     add,
+    addAll,
+    /** Adds events whose payloads are proto messages, as addAll does. */
+    addMessages<Desc extends DescMessage>(
+      tx: Queryable,
+      entries: ReadonlyArray<OutboxMessageEntry<Desc>>,
+    ): Promise<CloudEvent[]> {
+      return addAll(
+        tx,
+        entries.map((entry) => ({
+          type: entry.type,
+          subject: entry.subject,
+          data: encodePayload(entry.schema, entry.message),
+        })),
+      );
+    },
     /** Adds an event whose payload is a proto message (see protobuf.ts). */
     addMessage<Desc extends DescMessage>(
       tx: Queryable,

@@ -80,6 +80,48 @@ describe.each(busImplementations)('outbox relay on the $name bus', (implementati
     expect(rows[0]).toEqual({ n: 2 });
   });
 
+  it('publishes a batch written at once in its order, between the events written before and after it', async () => {
+    // More than one INSERT's worth (2,000 a statement), with single events around it.
+    const committed = await db.transaction(async (tx) => {
+      const before = await outbox.add(tx, {
+        type: 'budgets.project.created',
+        subject: 'prj_2',
+        data: { i: -1 },
+      });
+      const batch = await outbox.addAll(
+        tx,
+        Array.from({ length: 4500 }, (_, i) => ({
+          type: i % 2 ? 'budgets.project.updated' : 'budgets.budget.breached',
+          subject: i % 3 ? `prj_${i}` : undefined,
+          data: { i },
+        })),
+      );
+      const after = await outbox.add(tx, { type: 'budgets.project.deleted', data: { i: 4500 } });
+      return [before, ...batch, after];
+    });
+    expect(committed).toHaveLength(4502);
+    await eventually(() => expect(received).toHaveLength(4502), 30_000);
+    expect(received.map(({ traceparent: _, ...event }) => event)).toEqual(committed);
+    expect(received.map((event) => (event.data as { i: number }).i)).toEqual(
+      Array.from({ length: 4502 }, (_, i) => i - 1),
+    );
+    // Each event as `add` writes it: no subject when none was given.
+    expect(received[1]!.subject).toBeUndefined();
+    expect(received[2]!.subject).toBe('prj_1');
+    await expect(
+      db.transaction(async (tx) => {
+        await outbox.addAll(tx, [{ type: 'budgets.project.deleted', data: {} }]);
+        throw new Error('change refused');
+      }),
+    ).rejects.toThrow('change refused');
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM outbox');
+    expect(rows[0]).toEqual({ n: 4502 });
+    // A wrong type is refused before anything is written.
+    await expect(
+      db.transaction((tx) => outbox.addAll(tx, [{ type: 'scanner.scan.completed', data: {} }])),
+    ).rejects.toThrow(/producing service/);
+  }, 60_000);
+
   it('carries the trace context of the transaction that wrote the event', async () => {
     const traceId = await trace.getTracer('test').startActiveSpan('request', async (span) => {
       await db.transaction((tx) =>

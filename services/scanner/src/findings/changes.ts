@@ -6,14 +6,9 @@ import type { Finding } from './finding';
 
 export type FindingChange = 'created' | 'updated' | 'resolved';
 
-/** scanner.finding.<change>, written in the transaction that made the change. */
-export async function publishFindingChange(
-  outbox: Outbox,
-  tx: Queryable,
-  change: FindingChange,
-  finding: Finding,
-): Promise<void> {
-  await outbox.addMessage(tx, {
+/** scanner.finding.<change> as the outbox takes it. */
+export function findingChangeMessage(change: FindingChange, finding: Finding) {
+  return {
     type: `scanner.finding.${change}`,
     subject: finding.id,
     schema: events.FindingChangedSchema,
@@ -27,5 +22,27 @@ export async function publishFindingChange(
       status: finding.status,
       estimatedMonthlySavings: finding.estimatedMonthlySavings ?? undefined,
     }),
-  });
+  };
+}
+
+/** scanner.finding.<change>, written in the transaction that made the change. */
+export async function publishFindingChange(
+  outbox: Outbox,
+  tx: Queryable,
+  change: FindingChange,
+  finding: Finding,
+): Promise<void> {
+  await outbox.addMessage(tx, findingChangeMessage(change, finding));
+}
+
+/** Many changes in one go (a scan's), in order, a few thousand per statement. */
+export async function publishFindingChanges(
+  outbox: Outbox,
+  tx: Queryable,
+  changes: ReadonlyArray<{ change: FindingChange; finding: Finding }>,
+): Promise<void> {
+  await outbox.addMessages(
+    tx,
+    changes.map(({ change, finding }) => findingChangeMessage(change, finding)),
+  );
 }

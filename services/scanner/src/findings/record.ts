@@ -2,8 +2,8 @@ import type { Outbox } from '@costgov/bus';
 import type { Queryable } from '@costgov/db';
 import type { IdGenerator } from '@costgov/ids';
 import type { RuleResult } from '../rules/types';
-import { publishFindingChange } from './changes';
-import { findingColumns, toFinding, type FindingRow } from './finding';
+import { publishFindingChanges, type FindingChange } from './changes';
+import { findingColumns, toFinding, type Finding, type FindingRow } from './finding';
 import { fingerprintOf } from './fingerprint';
 
 // Callers that only record findings can take the type from here.
@@ -123,18 +123,21 @@ export async function recordFindings(
     [teamId, projectId, scanId, at, resourceIds],
   );
 
+  // Written together (a first scan of a large estate opens thousands): one statement per few thousand.
+  const changes: Array<{ change: FindingChange; finding: Finding }> = [];
   for (const row of upserted) {
     const previous = before.get(row.fingerprint);
     const finding = toFinding(row);
-    if (!previous) await publishFindingChange(outbox, tx, 'created', finding);
+    if (!previous) changes.push({ change: 'created', finding });
     else if (
       previous.status !== finding.status ||
       previous.severity !== finding.severity ||
       previous.estimated_monthly_savings !== finding.estimatedMonthlySavings
     )
-      await publishFindingChange(outbox, tx, 'updated', finding);
+      changes.push({ change: 'updated', finding });
   }
-  for (const row of resolved) await publishFindingChange(outbox, tx, 'resolved', toFinding(row));
+  for (const row of resolved) changes.push({ change: 'resolved', finding: toFinding(row) });
+  await publishFindingChanges(outbox, tx, changes);
 
   return { findingsCount: byFingerprint.size };
 }
