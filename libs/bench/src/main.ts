@@ -66,6 +66,8 @@ if (!largeWorkers.every((count) => Number.isInteger(count) && count > 0))
   );
 const largeWorkerQuotaUs = positiveInt('BENCH_LARGE_WORKER_QUOTA_US', 25_000);
 const largeParts = process.env.BENCH_LARGE_PARTS ?? 'all';
+/** Leaves the bench database in place at the end (to look into its plans); dropped by default. */
+const keepDatabase = process.env.BENCH_KEEP_DATABASE === '1';
 if (largeParts !== 'all' && largeParts !== 'ingest')
   throw new Error(`BENCH_LARGE_PARTS must be all or ingest, not '${largeParts}'`);
 const settings = { durationSeconds, warmUpSeconds };
@@ -210,6 +212,10 @@ async function main(): Promise<void> {
       closers.forEach((close) => close());
       progress(`stopping ${procs.length} processes, dropping database ${database}`);
       await Promise.all(procs.map((p) => p.stop()));
+      if (keepDatabase) {
+        progress(`keeping database ${database} (BENCH_KEEP_DATABASE): drop it when done`);
+        return;
+      }
       try {
         await withClient(serverUrl, (admin) =>
           admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
