@@ -184,6 +184,14 @@ describe('GetScanData shards and parts', () => {
       expect(Math.max(...sizes)).toBe(Math.ceil(n / k));
       expect(Math.min(...sizes)).toBe(Math.floor(n / k));
     }
+    // The aggregates count the window's resources as COUNT does: each (connection, id) pair once, an id
+    // billed by both connections twice.
+    const aggregates = await scanData.getScanData(
+      { connectionIds: [first, second], parts: costs.ScanDataParts.AGGREGATES },
+      team,
+    );
+    expect(aggregates.resourceCount).toBe(pairs.length);
+    expect(aggregates.resourceCount).toBeGreaterThan(distinct.length);
   });
 
   it('answers the count alone and the aggregates alone', async () => {
@@ -202,6 +210,8 @@ describe('GetScanData shards and parts', () => {
     );
     expect(aggregates.resources).toEqual([]);
     expect(aggregates.hasMore).toBe(false);
+    // With its resource count (the row without a resource id is none).
+    expect(aggregates.resourceCount).toBe(count);
     expect(aggregates.daily.length).toBeGreaterThan(0);
     // Totals over every row: the resources' costs 1..count and the row without a resource id.
     expect(aggregates.totals[0]!.effectiveCost).toBeCloseTo((count * (count + 1)) / 2 + 7, 6);

@@ -223,18 +223,17 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     const heavy = light && parts !== costs.ScanDataParts.RESOURCES;
     const aggregate = (sql: string, when = light) => (when ? query(sql, params) : none);
 
-    const [resources, count, bounds, totals, daily, tagUsage, currency, commitments, span] =
-      await Promise.all([
-        !withResources
-          ? none
-          : query(
-              // One pass in (connection_id, resource_id COLLATE "C", charge_period_start) order, the order of the
-              // cost_records_scan index: the page streams from the index (a merge of its period partitions),
-              // each row sees its charge period's sums through a window over that order (no sort: hours are
-              // counted once however many SKUs bill them), rows are grouped per resource as they come, and the
-              // LIMIT stops the read without the rest of the range. The descriptive columns are those of the
-              // costliest row of the resource's costliest charge period, the tags the latest period's.
-              `WITH per_row AS (
+    const [resources, count, bounds, lightRows, daily, tagUsage] = await Promise.all([
+      !withResources
+        ? none
+        : query(
+            // One pass in (connection_id, resource_id COLLATE "C", charge_period_start) order, the order of the
+            // cost_records_scan index: the page streams from the index (a merge of its period partitions),
+            // each row sees its charge period's sums through a window over that order (no sort: hours are
+            // counted once however many SKUs bill them), rows are grouped per resource as they come, and the
+            // LIMIT stops the read without the rest of the range. The descriptive columns are those of the
+            // costliest row of the resource's costliest charge period, the tags the latest period's.
+            `WITH per_row AS (
            SELECT connection_id, resource_id COLLATE "C" AS resource_id, charge_period_start, charge_period_end,
              billed_cost, effective_cost, list_cost, contracted_cost, pricing_quantity, consumed_quantity,
              resource_name, resource_type, service_name, service_category, region_id, sub_account_id, provider_name,
@@ -267,91 +266,106 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
            (array_agg(tags::text ORDER BY charge_period_start DESC, tags::text NULLS LAST))[1] AS tags
          FROM per_row GROUP BY connection_id, resource_id
          ORDER BY connection_id, resource_id LIMIT $4`,
-              [
-                ...params,
-                maxResources + 1,
-                request.after?.connectionId ?? '',
-                request.after?.resourceId ?? '',
-                ...inRange(range, 7).params,
-              ],
-              indexOrder,
-            ),
-        parts === costs.ScanDataParts.COUNT
-          ? query(
-              `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
+            [
+              ...params,
+              maxResources + 1,
+              request.after?.connectionId ?? '',
+              request.after?.resourceId ?? '',
+              ...inRange(range, 7).params,
+            ],
+            indexOrder,
+          ),
+      parts === costs.ScanDataParts.COUNT
+        ? query(
+            `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
              FROM (${scoped} AND resource_id <> ''${inRange(range, 4).sql}) scoped) pairs`,
-              [...params, ...inRange(range, 4).params],
-            )
-          : none,
-        // Shard bounds: the distinct ids in byte order, numbered in one pass; shard i (from 0) starts at
-        // number 1 + floor(i * n / k), so shards differ in size by one at most and repeat a bound (an empty
-        // shard) only when there are fewer ids than shards.
-        splitInto > 1
-          ? query(
-              `WITH ids AS (SELECT DISTINCT resource_id COLLATE "C" AS resource_id
+            [...params, ...inRange(range, 4).params],
+          )
+        : none,
+      // Shard bounds: the distinct ids in byte order, numbered in one pass; shard i (from 0) starts at
+      // number 1 + floor(i * n / k), so shards differ in size by one at most and repeat a bound (an empty
+      // shard) only when there are fewer ids than shards.
+      splitInto > 1
+        ? query(
+            `WITH ids AS (SELECT DISTINCT resource_id COLLATE "C" AS resource_id
                FROM (${scoped} AND resource_id <> ''${inRange(range, 5).sql}) scoped),
              numbered AS (SELECT resource_id, row_number() OVER (ORDER BY resource_id) AS rn, count(*) OVER () AS n
                FROM ids)
              SELECT resource_id FROM numbered JOIN generate_series(1, $4::int - 1) AS i
                ON numbered.rn = 1 + (i::bigint * numbered.n) / $4::int
              ORDER BY i`,
-              [...params, splitInto, ...inRange(range, 5).params],
-            )
-          : none,
-        aggregate(
-          // Per resource first (hashed), then per connection: the resources counted without sorting the rows.
-          `SELECT connection_id, sum(effective)::float8 AS effective,
-           sum(untaggable_category)::float8 AS untaggable_category, sum(untagged)::float8 AS untagged,
-           sum(unattributed)::float8 AS unattributed, count(resource_id)::int AS resources,
-           sum(records)::bigint AS records, sum(unused_commitment_records)::bigint AS unused_commitment_records,
-           max(usage_end) AS usage_end
-         FROM (SELECT connection_id, resource_id, sum(effective_cost) AS effective,
+            [...params, splitInto, ...inRange(range, 5).params],
+          )
+        : none,
+      aggregate(
+        // The light aggregates in one pass over the window: per resource, currency and commitment first
+        // (hashed: about as many groups as resources), then the totals per connection, the currency, the
+        // named commitments, the data's span and the resource count, each from those groups.
+        `WITH per_resource AS MATERIALIZED (
+           SELECT connection_id, resource_id, billing_currency, commitment_discount_id,
+             sum(effective_cost) AS effective, sum(abs(effective_cost)) AS magnitude,
              coalesce(sum(effective_cost) FILTER (WHERE ${untaggableCategory}), 0) AS untaggable_category,
              coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') <> ''
                AND (tags IS NULL OR tags = '{}'::jsonb)), 0) AS untagged,
              coalesce(sum(effective_cost) FILTER (WHERE NOT ${untaggableCategory} AND coalesce(resource_id, '') = ''), 0) AS unattributed,
              count(*) AS records,
              count(*) FILTER (WHERE commitment_discount_status = 'Unused') AS unused_commitment_records,
-             max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end
-           FROM (${scoped}) scoped GROUP BY connection_id, resource_id) per_resource
-         GROUP BY connection_id ORDER BY connection_id`,
-        ),
-        aggregate(
-          `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
+             max(charge_period_end) FILTER (WHERE ${usageBased}) AS usage_end,
+             max(commitment_discount_type) AS commitment_discount_type,
+             coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Used'), 0) AS used,
+             coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0) AS unused,
+             min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen
+           FROM (${scoped}) scoped GROUP BY connection_id, resource_id, billing_currency, commitment_discount_id
+         )
+         SELECT
+           (SELECT json_agg(t ORDER BY t.connection_id) FROM (
+              SELECT connection_id, sum(effective)::float8 AS effective,
+                sum(untaggable_category)::float8 AS untaggable_category, sum(untagged)::float8 AS untagged,
+                sum(unattributed)::float8 AS unattributed, count(DISTINCT resource_id)::int AS resources,
+                sum(records)::bigint AS records, sum(unused_commitment_records)::bigint AS unused_commitment_records,
+                max(usage_end) AS usage_end
+              FROM per_resource GROUP BY connection_id) t) AS totals,
+           (SELECT billing_currency FROM per_resource GROUP BY billing_currency
+              ORDER BY sum(magnitude) DESC, billing_currency LIMIT 1) AS currency,
+           (SELECT json_agg(c ORDER BY c.connection_id, c.commitment_discount_id) FROM (
+              SELECT connection_id, commitment_discount_id, max(commitment_discount_type) AS commitment_discount_type,
+                sum(used)::float8 AS used, sum(unused)::float8 AS unused,
+                min(first_seen) AS first_seen, max(last_seen) AS last_seen
+              FROM per_resource WHERE coalesce(commitment_discount_id, '') <> ''
+              GROUP BY connection_id, commitment_discount_id ORDER BY 1, 2 LIMIT ${maxCommitments}) c) AS commitments,
+           (SELECT min(first_seen) FROM per_resource) AS first,
+           (SELECT max(last_seen) FROM per_resource) AS last,
+           (SELECT count(*)::int FROM (SELECT DISTINCT connection_id, resource_id FROM per_resource
+              WHERE resource_id <> '') pairs) AS pairs`,
+      ),
+      aggregate(
+        `SELECT connection_id, to_char((charge_period_start AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
            coalesce(service_name, '') AS service_name, coalesce(service_category, '') AS service_category,
            sum(effective_cost)::float8 AS effective,
            coalesce(sum(effective_cost) FILTER (WHERE ${dataTransfer}), 0)::float8 AS data_transfer,
            coalesce(sum(effective_cost) FILTER (WHERE ${usageBased}), 0)::float8 AS usage
          FROM (${scoped}) scoped GROUP BY 1, 2, 3, 4 ORDER BY 2 DESC, 1, 3, 4`,
-          heavy,
-        ),
-        aggregate(
-          // Per resource and tag set first (hashed): the pairs are taken apart once per set, not per row.
-          `SELECT t.key, t.value, count(DISTINCT tagged.resource_id)::int AS resources,
+        heavy,
+      ),
+      aggregate(
+        // Per resource and tag set first (hashed): the pairs are taken apart once per set, not per row.
+        `SELECT t.key, t.value, count(DISTINCT tagged.resource_id)::int AS resources,
            sum(tagged.effective)::float8 AS effective
          FROM (SELECT resource_id, tags, sum(effective_cost) AS effective
              FROM (${scoped} AND jsonb_typeof(tags) = 'object') scoped GROUP BY resource_id, tags) tagged,
            jsonb_each_text(tagged.tags) AS t (key, value)
          GROUP BY t.key, t.value ORDER BY effective DESC, t.key, t.value LIMIT ${maxTagPairs}`,
-          heavy,
-        ),
-        aggregate(
-          `SELECT billing_currency AS currency FROM (${scoped}) scoped
-         GROUP BY billing_currency ORDER BY sum(abs(effective_cost)) DESC, billing_currency LIMIT 1`,
-        ),
-        aggregate(
-          `SELECT connection_id, commitment_discount_id, max(commitment_discount_type) AS commitment_discount_type,
-           coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Used'), 0)::float8 AS used,
-           coalesce(sum(effective_cost) FILTER (WHERE commitment_discount_status = 'Unused'), 0)::float8 AS unused,
-           min(charge_period_start) AS first_seen, max(charge_period_end) AS last_seen
-         FROM (${scoped} AND coalesce(commitment_discount_id, '') <> '') scoped
-         GROUP BY 1, 2 ORDER BY 1, 2 LIMIT ${maxCommitments}`,
-        ),
-        aggregate(
-          `SELECT min(charge_period_start) AS first, max(charge_period_end) AS last FROM (${scoped}) scoped`,
-        ),
-      ]);
+        heavy,
+      ),
+    ]);
 
+    // The light aggregates' one row, as the lists and values the answer is made of.
+    const lightRow = lightRows.rows[0];
+    const listOf = (value: unknown) => (Array.isArray(value) ? (value as Record<string, unknown>[]) : []);
+    const totals = { rows: listOf(lightRow?.totals) };
+    const commitments = { rows: listOf(lightRow?.commitments) };
+    const currency = { rows: lightRow?.currency ? [{ currency: lightRow.currency }] : [] };
+    const span = { rows: lightRow ? [{ first: lightRow.first, last: lightRow.last }] : [] };
     const text = (value: unknown) => (value === null || value === undefined ? '' : String(value));
     const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
     const nullableNum = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -484,7 +498,8 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       })),
       dataStart: span.rows[0]?.first ? new Date(span.rows[0].first as string) : null,
       dataEnd: span.rows[0]?.last ? new Date(span.rows[0].last as string) : null,
-      resourceCount: Number(count.rows[0]?.count ?? 0),
+      // COUNT's, else (with the aggregates) the light aggregates' own count of the window's resources.
+      resourceCount: Number(count.rows[0]?.count ?? lightRow?.pairs ?? 0),
       shardBounds: bounds.rows.map((row) => text(row.resource_id)),
     };
   }

@@ -219,22 +219,14 @@ export function rulesRunner(
       if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now, shards: [wholeScan] };
       const ask = (request: { parts: costs.ScanDataParts; until?: Timestamp; splitInto?: number }) =>
         deps.scanData.getScanData({ connectionIds: work.connectionIds, ...request }, { teamId: work.teamId });
-      // The resource count and every aggregate of the window (currency, totals, commitments, data span,
-      // daily series, tag usage) at once, read here once for every shard and the merge rather than by
-      // each over the whole window.
-      const [counted, read] = await Promise.all([
-        ask({ parts: costs.ScanDataParts.COUNT }),
-        ask({ parts: costs.ScanDataParts.AGGREGATES }),
-      ]);
+      // Every aggregate of the window (currency, totals, commitments, data span, daily series, tag usage)
+      // and its resource count, read here once for every shard and the merge rather than by each over the
+      // whole window. (A costs of the version before answers no count with them: the scan is then one
+      // shard, whole.)
+      const counted = await ask({ parts: costs.ScanDataParts.AGGREGATES });
       const windowEnd = counted.windowEnd ? timestampDate(counted.windowEnd) : now;
-      const sameWindow =
-        read.windowEnd !== undefined && timestampDate(read.windowEnd).getTime() === windowEnd.getTime();
-      // An upload between the two moved the window's end: the aggregates again, over the count's window.
-      const aggregates = sameWindow
-        ? read
-        : await ask({ until: timestampFromDate(windowEnd), parts: costs.ScanDataParts.AGGREGATES });
       const context: PlanContext = {
-        aggregates: { ...scanDataOf(aggregates), resources: [] },
+        aggregates: { ...scanDataOf(counted), resources: [] },
         projectWide: true,
       };
       const count = shardsFor(counted.resourceCount);

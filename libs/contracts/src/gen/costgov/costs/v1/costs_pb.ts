@@ -2668,7 +2668,8 @@ export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'
 
   /**
    * Resources (connection_id, resource_id pairs with a resource id) of the window, of the shard when
-   * one is asked for: answered with parts COUNT only (0 otherwise; totals count per connection).
+   * one is asked for: answered with parts COUNT, and with the light aggregates (AGGREGATES, the first
+   * page of RESOURCES or unspecified: the window's); 0 otherwise. Totals count per connection.
    *
    * @generated from field: uint32 resource_count = 13;
    */
@@ -2758,7 +2759,8 @@ export type GetScanDataResponseJson = {
 
   /**
    * Resources (connection_id, resource_id pairs with a resource id) of the window, of the shard when
-   * one is asked for: answered with parts COUNT only (0 otherwise; totals count per connection).
+   * one is asked for: answered with parts COUNT, and with the light aggregates (AGGREGATES, the first
+   * page of RESOURCES or unspecified: the window's); 0 otherwise. Totals count per connection.
    *
    * @generated from field: uint32 resource_count = 13;
    */
@@ -2785,8 +2787,10 @@ export const GetScanDataResponseSchema: GenMessage<
 > = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 37);
 
 /**
- * What GetScanData answers. A scan plans with COUNT (and its shards' bounds), judges resources shard by shard with RESOURCES
- * and runs the project-wide rules once on AGGREGATES. Each skips the queries it does not answer.
+ * What GetScanData answers. A scan plans with AGGREGATES (every aggregate and the resource count, read
+ * once and handed to its shards and its merge) and COUNT with split_into (its shards' bounds), judges
+ * resources shard by shard with PAGES and runs the project-wide rules once at the merge on the plan's
+ * aggregates. Each skips the queries it does not answer.
  *
  * @generated from enum costgov.costs.v1.ScanDataParts
  */
@@ -2806,7 +2810,7 @@ export enum ScanDataParts {
   COUNT = 1,
 
   /**
-   * Every aggregate, no resources (has_more false); no cursor allowed.
+   * Every aggregate and resource_count, no resources (has_more false); no cursor allowed.
    *
    * @generated from enum value: SCAN_DATA_PARTS_AGGREGATES = 2;
    */
@@ -2821,8 +2825,8 @@ export enum ScanDataParts {
   RESOURCES = 3,
 
   /**
-   * Resources in pages, no aggregates on any page: the shards of a scan whose plan read RESOURCES'
-   * light aggregates once for all of them (so N shards do not compute them N times).
+   * Resources in pages, no aggregates on any page: the shards of a scan whose plan read the aggregates
+   * once for all of them (so N shards do not compute them N times).
    *
    * @generated from enum value: SCAN_DATA_PARTS_PAGES = 4;
    */
@@ -2830,8 +2834,10 @@ export enum ScanDataParts {
 }
 
 /**
- * What GetScanData answers. A scan plans with COUNT (and its shards' bounds), judges resources shard by shard with RESOURCES
- * and runs the project-wide rules once on AGGREGATES. Each skips the queries it does not answer.
+ * What GetScanData answers. A scan plans with AGGREGATES (every aggregate and the resource count, read
+ * once and handed to its shards and its merge) and COUNT with split_into (its shards' bounds), judges
+ * resources shard by shard with PAGES and runs the project-wide rules once at the merge on the plan's
+ * aggregates. Each skips the queries it does not answer.
  *
  * @generated from enum costgov.costs.v1.ScanDataParts
  */
