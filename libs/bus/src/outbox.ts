@@ -29,13 +29,13 @@ export interface OutboxMessageEntry<Desc extends DescMessage> {
 /** Envelope fields kept beside the payload until the relay publishes the row. */
 export type OutboxHeaders = Pick<CloudEvent, 'source' | 'time' | 'traceparent' | 'tracestate'>;
 
+/** Most events one INSERT of `addAll` writes (a batch of more takes several statements). */
+const batchSize = 2000;
+
 /**
  * Writes events in the caller's transaction, so an event exists if and only if its change committed.
  * The relay (relay.ts) publishes them as soon as that transaction commits.
  */
-/** Most events one INSERT of `addAll` writes (a batch of more takes several statements). */
-const batchSize = 2000;
-
 export function createOutbox({ source, newId = defaultNewId, now = () => new Date() }: OutboxOptions) {
   /** The event as the relay will publish it, and the envelope fields the row keeps beside its payload. */
   function eventOf(entry: OutboxEntry): { event: CloudEvent; headers: OutboxHeaders } {

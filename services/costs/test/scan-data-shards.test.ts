@@ -210,8 +210,21 @@ describe('GetScanData shards and parts', () => {
     );
     expect(aggregates.resources).toEqual([]);
     expect(aggregates.hasMore).toBe(false);
-    // With its resource count (the row without a resource id is none).
+    // With its resource count (the row without a resource id is none), as the first page of RESOURCES
+    // (the light aggregates), even a page of a shard: the window's count.
     expect(aggregates.resourceCount).toBe(count);
+    const firstPage = await scanData.getScanData(
+      {
+        connectionIds: [connectionId],
+        parts: costs.ScanDataParts.RESOURCES,
+        until: counted.windowEnd,
+        maxResources: 3,
+        resourceIdTo: ids[5]!,
+      },
+      team,
+    );
+    expect(firstPage.resources).toHaveLength(3);
+    expect(firstPage.resourceCount).toBe(count);
     expect(aggregates.daily.length).toBeGreaterThan(0);
     // Totals over every row: the resources' costs 1..count and the row without a resource id.
     expect(aggregates.totals[0]!.effectiveCost).toBeCloseTo((count * (count + 1)) / 2 + 7, 6);

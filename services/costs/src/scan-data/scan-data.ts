@@ -103,7 +103,7 @@ const jsonBytes = (items: unknown[]) =>
  * too: about twice the size, which cut pages of 5,000 resources in two after the query had summed all
  * 5,000 (half the database's work thrown away, page after page).
  */
-function resourceBytes(resource: ScanResource): number {
+export function resourceBytes(resource: ScanResource): number {
   let bytes = 6; // its own field tag and length in the page
 
   for (const value of Object.values(resource)) {
@@ -124,9 +124,9 @@ const stringTags = (tags: unknown): Record<string, string> => {
 
 /**
  * The scanner's view of a team's raw FOCUS rows: per resource sums over the window (the descriptive
- * columns from the resource's costliest row (ties: billed cost, then the first charge description, then the
- * latest period), its tags from its latest), daily cost per connection and
- * service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
+ * columns from the costliest row (ties: billed cost, then the first charge description) of the resource's
+ * costliest charge period (ties: billed cost, then the latest), its tags from its latest period), daily
+ * cost per connection and service, totals per connection and the tag pairs in use. Everything is summed in SQL, so a million
  * rows leave the database as a few thousand resources. Resources come in pages in (connection id,
  * resource id) order (ids in byte order), each ended by count or by size (under the gRPC message limit); every resource of
  * the window is in exactly one page; the aggregates come with the first page. Nothing is cut.
@@ -305,7 +305,9 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         // the named commitments, the data's span, the resource count and (with every aggregate) the tag
         // pairs in use, each from those groups: a tag set is taken apart once, not once per row. About 1.3 KB
         // a group in each process (numeric sums): 128MB hashes some 100,000 resources a process (the planner
-        // sorts the rows instead when it expects more, 60 % slower), and more spill to disk.
+        // sorts the rows instead when it expects more, 60 % slower), and more spill to disk. A hash may take
+        // twice work_mem (hash_mem_multiplier) in the query's process and each of its parallel workers (two
+        // by default): up to about 768MB for one plan of a very large estate.
         `WITH per_resource AS MATERIALIZED (
            SELECT connection_id, resource_id, billing_currency, commitment_discount_id, tags,
              sum(effective_cost) AS effective, sum(abs(effective_cost)) AS magnitude,
@@ -344,7 +346,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
               WHERE resource_id <> '') pairs) AS pairs
            ${
              heavy
-               ? `, (SELECT json_agg(u) FROM (
+               ? `, (SELECT json_agg(u ORDER BY u.effective DESC, u.key, u.value) FROM (
                     SELECT t.key, t.value, count(DISTINCT p.resource_id)::int AS resources,
                       sum(p.effective)::float8 AS effective
                     FROM per_resource p, jsonb_each_text(p.tags) AS t (key, value)

@@ -167,6 +167,13 @@ describe('a scan split into shards', () => {
       const unplanned = { ...scan, context: undefined };
       expect(lines([...results, ...(await runner.runProjectRules(unplanned, pending))])).toEqual(expected);
       expect(counts.calls).toBeGreaterThan(beforeMerge);
+      // Nor with the light aggregates alone, as that version stored them for its shards.
+      const lightOnly = { aggregates: (planned.context as { aggregates: unknown }).aggregates };
+      const beforeOld = counts.calls;
+      expect(
+        lines([...results, ...(await runner.runProjectRules({ ...scan, context: lightOnly }, pending))]),
+      ).toEqual(expected);
+      expect(counts.calls).toBe(beforeOld + 1);
       // No finding twice.
       expect(new Set(merged.map((r) => `${r.ruleId} ${r.resourceId}`)).size).toBe(merged.length);
       // A merge handed no pending judgements reads the data again to find them: the same findings.
@@ -178,6 +185,61 @@ describe('a scan split into shards', () => {
     // Some split put an old instance and its current-generation peers in different shards.
     expect(splitPeers).toBe(true);
   }, 60_000);
+
+  it('rejects a shard whose next page fails while the one before is judged, and leaves nothing unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let calls = 0;
+      const failing = {
+        getScanData: async (...args: Parameters<typeof scanData.getScanData>) => {
+          calls++;
+          // The plan's aggregates, then pages: the second page fails (costs went away mid-shard).
+          if (calls === 3) throw new Error('costs is unavailable');
+          return scanData.getScanData(...args);
+        },
+      };
+      const runner = rulesRunner({ scanData: failing }, settings, { pageSize: 3 });
+      const planned = await runner.plan(work(), now, () => 1);
+      const scan = { ...work(), windowEnd: planned.windowEnd, now, context: planned.context };
+      await expect(runner.runShard(scan, planned.shards[0]!, () => {})).rejects.toThrow(
+        'costs is unavailable',
+      );
+      // The page after the failed one is never asked for.
+      expect(calls).toBe(3);
+      // And a judge that fails with the next page in flight (here reading the team's settings on the first
+      // page, a scan planned without aggregates): that page's later failure is not left unhandled.
+      let asked = 0;
+      const slowFailing = {
+        getScanData: async (...args: Parameters<typeof scanData.getScanData>) => {
+          asked++;
+          if (asked === 2) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            throw new Error('late failure');
+          }
+          return scanData.getScanData(...args);
+        },
+      };
+      const throwing = rulesRunner(
+        { scanData: slowFailing },
+        async () => ({
+          get requiredTags(): string[] {
+            throw new Error('settings unreadable');
+          },
+        }),
+        { pageSize: 3 },
+      );
+      await expect(
+        throwing.runShard({ ...scan, context: undefined }, planned.shards[0]!, () => {}),
+      ).rejects.toThrow('settings unreadable');
+      expect(asked).toBe(2); // the second page was asked for before the first was judged
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 
   it("refuses pending judgements that are not the engine's", async () => {
     const runner = rulesRunner({ scanData }, settings);
