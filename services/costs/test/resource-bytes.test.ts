@@ -52,8 +52,8 @@ function encoded(resource: Resource): number {
     ...rest,
     ...(listCost === null ? {} : { listCost }),
     ...(contractedCost === null ? {} : { contractedCost }),
-    firstSeen: timestampFromDate(firstSeen),
-    lastSeen: timestampFromDate(lastSeen),
+    firstSeen: firstSeen ? timestampFromDate(firstSeen) : undefined,
+    lastSeen: lastSeen ? timestampFromDate(lastSeen) : undefined,
   });
   const page = create(costs.GetScanDataResponseSchema, { resources: [message] });
   return toBinary(costs.GetScanDataResponseSchema, page).length;
