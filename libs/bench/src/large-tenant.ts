@@ -323,6 +323,7 @@ export function largeTenantSection(settings: LargeTenantSettings) {
         if (now !== last) progress(`scan with ${count} worker(s), ${seconds.toFixed(1)} s: ${now}`);
         last = now;
         if (data.status === 'completed') {
+          const seenAt = new Date();
           const cpuSeconds = workers.map(
             (w, i) => processProbe('', [w.proc.child.pid!]).snapshot()[0]! - cpuBefore[i]!,
           );
@@ -340,7 +341,8 @@ export function largeTenantSection(settings: LargeTenantSettings) {
           );
           // Where the time went, from the scanner's own clock: the plan (the scan taken to its first shard
           // taken), the shards (first taken to last stored, and each shard's own time), the merge (last
-          // shard stored to the scan completed).
+          // shard stored to the scan seen completed here: completed_at is stamped when the transaction that
+          // records the findings begins, seconds before it commits on a large estate; to within the poll).
           const { rows: phases } = await db.query<{
             plan: number | null;
             shards: number | null;
@@ -349,12 +351,12 @@ export function largeTenantSection(settings: LargeTenantSettings) {
           }>(
             `SELECT extract(epoch FROM min(sh.started_at) - s.started_at)::float8 AS plan,
                extract(epoch FROM max(sh.completed_at) - min(sh.started_at))::float8 AS shards,
-               extract(epoch FROM s.completed_at - max(sh.completed_at))::float8 AS merge,
+               extract(epoch FROM $2::timestamptz - max(sh.completed_at))::float8 AS merge,
                array_agg(round(extract(epoch FROM sh.completed_at - sh.started_at)::numeric, 1)::float8
                  ORDER BY sh.shard_index) AS each
              FROM scanner.scans s JOIN scanner.scan_shards sh ON sh.scan_id = s.id
              WHERE s.id = $1 GROUP BY s.id`,
-            [created.id],
+            [created.id, seenAt],
           );
           const { data: findings } = await call<unknown[]>(
             'GET',
