@@ -88,23 +88,7 @@ const plannedOf = (scan: ScanRow): PlannedScan => ({
 export async function startScanWorker(options: ScanWorkerOptions): Promise<Consumer> {
   const { db, bus, outbox, newId, now, logger, runner, heartbeatMs, retry, sharding } = options;
   const log = logger.child({ component: 'scan-worker' });
-  const {
-    claimScan,
-    claimShard,
-    storePlan,
-    storeShard,
-    complete,
-    release,
-    fail,
-    outageSince,
-    statusOf,
-    shardsDone,
-    beat,
-    planOf,
-    pendingOf,
-    shardStatusOf,
-    scanOf,
-  } = scanState({ db, outbox, newId, now, takeoverMs: heartbeatMs * missedHeartbeats });
+  const state = scanState({ db, outbox, newId, now, takeoverMs: heartbeatMs * missedHeartbeats });
 
   /**
    * After a run failed: an outage within the retry deadline of what it works on (counted from that
@@ -123,17 +107,17 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     const { holding, fields } = attempt;
     const outage = isDependencyOutage(error);
     const at = now();
-    const since = outage ? await outageSince(holding, at) : undefined;
+    const since = outage ? await state.outageSince(holding, at) : undefined;
     const waitMs =
       since === undefined
         ? undefined
         : retryWait(retry, { since, deliveryCount: attempt.info.deliveryCount, now: at });
     if (waitMs === undefined) {
       log.warn({ ...fields, err: error }, 'scan failed');
-      await fail(holding, outage ? gaveUp(retry.deadlineMs) : messageOf(error));
+      await state.fail(holding, outage ? gaveUp(retry.deadlineMs) : messageOf(error));
       return;
     }
-    if (!(await release(holding, attempt.scanned, true))) return; // swept or taken over meanwhile
+    if (!(await state.release(holding, attempt.scanned, true))) return; // swept or taken over meanwhile
     const reason = reasonOf(error);
     log.warn({ ...fields, reason, retry_in_ms: waitMs }, 'scan waits for an unavailable dependency');
     throw new RedeliverLater(waitMs, `Scan ${holding.scanId} waits for a dependency: ${reason}`, {
@@ -161,9 +145,9 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     let scanned = 0;
     const heartbeat = setInterval(() => {
       info.working();
-      beat(holding, scanned).catch((error: unknown) =>
-        log.warn({ ...fields, err: error }, 'scan heartbeat failed'),
-      );
+      state
+        .beat(holding, scanned)
+        .catch((error: unknown) => log.warn({ ...fields, err: error }, 'scan heartbeat failed'));
     }, heartbeatMs);
     try {
       await work((resources) => (scanned = resources));
@@ -184,7 +168,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     queueMerge: boolean,
   ) {
     const outcome = await runner.runShard(await plannedWithContext(scan), shard, progress);
-    const stored = await storeShard(scan, shard, runId, outcome, queueMerge);
+    const stored = await state.storeShard(scan, shard, runId, outcome, queueMerge);
     log.info(
       {
         scan_id: scan.id,
@@ -201,19 +185,19 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
 
   /** What every shard and the merge share: the scan as planned, with what the runner's plan read. */
   async function plannedWithContext(scan: ScanRow): Promise<PlannedScan> {
-    const plan = await planOf(scan.id);
+    const plan = await state.planOf(scan.id);
     return plan ? { ...plannedOf(scan), context: plan.context } : plannedOf(scan);
   }
 
   /** The merge, by the run holding the scan: the project-wide rules, then the scan completed once. */
   async function merge(scan: ScanRow, runId: string): Promise<void> {
-    const pending = await pendingOf(scan.id);
+    const pending = await state.pendingOf(scan.id);
     const projectResults = await runner.runProjectRules(
       await plannedWithContext(scan),
       // As the runner's shards left them (JSON): the runner reads its own type back.
       pending as never[],
     );
-    const done = await complete(scan, runId, projectResults);
+    const done = await state.complete(scan, runId, projectResults);
     log.info(
       { scan_id: scan.id, run_id: runId, shards: scan.shards_total, completed: done },
       'scan finished',
@@ -224,10 +208,10 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
 
   /** Takes the scan (to plan or merge it); undefined when there is nothing to do. */
   async function takeScan(scanId: string, runId: string): Promise<ScanRow | undefined> {
-    const claimed = await claimScan(scanId, runId);
+    const claimed = await state.claimScan(scanId, runId);
     if (claimed) return claimed;
     // A live worker holds it: ask again later, in case that worker dies before it finishes.
-    if ((await statusOf(scanId)) === 'running')
+    if ((await state.statusOf(scanId)) === 'running')
       throw new RunningElsewhere(`Scan ${scanId} is running elsewhere.`);
     return undefined; // finished already (a redelivery), or gone
   }
@@ -248,7 +232,7 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         const at = now();
         const planned = await runner.plan(work, at, (resources) => shardCount(resources, sharding));
         const { shards } = planned;
-        const stored = await storePlan(scan, runId, {
+        const stored = await state.storePlan(scan, runId, {
           windowEnd: planned.windowEnd,
           now: at,
           shards,
@@ -263,14 +247,14 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
         if (shards.length > 1) return; // queued for any worker; the scan was let go with its plan
         holding.shard = 0;
       } else if (scan.shards_total > 1) {
-        await release(holding, 0); // a redelivery of a planned scan: its shards are queued
+        await state.release(holding, 0); // a redelivery of a planned scan: its shards are queued
         return;
       } else {
         // A one-shard scan whose run stopped: its shard is taken over here, or merged when it is stored.
-        const [shard] = await shardsDone(scan.id);
+        const [shard] = await state.shardsDone(scan.id);
         if (shard?.status !== 'done') {
-          if (!(await claimShard(scan.id, 0, runId))) {
-            await release(holding, 0);
+          if (!(await state.claimShard(scan.id, 0, runId))) {
+            await state.release(holding, 0);
             throw new RunningElsewhere(`Scan ${scan.id} is running elsewhere.`);
           }
           holding.shard = 0;
@@ -288,14 +272,14 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
   /** scanner.scan_shard.requested: run one shard of a planned scan. */
   async function shard(request: { scanId: string; index: number; count: number }, info: DeliveryInfo) {
     const runId = newRunId();
-    const range = await claimShard(request.scanId, request.index, runId);
+    const range = await state.claimShard(request.scanId, request.index, runId);
     if (!range) {
-      const row = await shardStatusOf(request.scanId, request.index);
+      const row = await state.shardStatusOf(request.scanId, request.index);
       if (row?.status === 'running' && row.scan_status === 'running')
         throw new RunningElsewhere(`Shard ${request.index} of scan ${request.scanId} is running elsewhere.`);
       return; // stored already (a redelivery), the scan finished, or gone
     }
-    const scan = (await scanOf(request.scanId))!;
+    const scan = (await state.scanOf(request.scanId))!;
     const holding: Holding = { scanId: scan.id, runId, scan: false, shard: request.index };
     await holdWhile(holding, scan, info, async (progress) => {
       await runShard(scan, { index: request.index, count: request.count, ...range }, runId, progress, true);
@@ -308,9 +292,9 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     const scan = await takeScan(scanId, runId);
     if (!scan) return;
     const holding: Holding = { scanId, runId, scan: true };
-    const shards = await shardsDone(scanId);
+    const shards = await state.shardsDone(scanId);
     if (scan.shards_total === 0 || shards.some((s) => s.status !== 'done')) {
-      await release(holding, 0); // not every shard is stored: the last one to be stored queues the merge
+      await state.release(holding, 0); // not every shard is stored: the last one to be stored queues the merge
       return;
     }
     await holdWhile(holding, scan, info, () => merge(scan, runId));
