@@ -47,7 +47,8 @@ function publications(): Publication[] {
   })) {
     const source = readFileSync(file, 'utf8');
     const where = path.relative(repo, file);
-    const calls = source.split(/\.addMessage\(/).slice(1);
+    // One event (addMessage) or a batch of them (addMessages), each written with its type and schema.
+    const calls = source.split(/\.addMessages?\(/).slice(1);
     for (const call of calls) {
       const body = call.slice(0, 400);
       const type = /type:\s*(?:'([^']+)'|`([^`$]*)\$\{([^}]+)\}`)/.exec(body);
@@ -60,8 +61,8 @@ function publications(): Publication[] {
       found.push({ where, types, message: schema[1]! });
     }
     // Events written without a payload message would escape this check.
-    if (/\boutbox\.add\(/.test(source))
-      throw new Error(`${where} publishes with outbox.add: use addMessage.`);
+    if (/\boutbox\.add(All)?\(/.test(source))
+      throw new Error(`${where} publishes with outbox.add or addAll: use addMessage or addMessages.`);
   }
   return found;
 }
