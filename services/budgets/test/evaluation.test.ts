@@ -115,17 +115,19 @@ describe('budget evaluation', () => {
       },
       team,
     );
-    expect(f.queries).toEqual([
-      {
-        teamId: team.teamId,
-        connectionIds: connections,
-        from: new Date('2026-10-01T00:00:00Z'),
-        // The quarter runs to 1 January; charges dated after the clock's day (10 November) are not counted yet.
-        to: new Date(Date.parse(`${f.clock.now.toISOString().slice(0, 10)}T00:00:00Z`) + 86_400_000),
-        tags: { env: 'prod' },
-        currency: 'EUR',
-      },
-    ]);
+    const asked = {
+      teamId: team.teamId,
+      connectionIds: connections,
+      from: new Date('2026-10-01T00:00:00Z'),
+      // The quarter runs to 1 January; charges dated after the clock's day (10 November) are not counted yet.
+      to: new Date(Date.parse(`${f.clock.now.toISOString().slice(0, 10)}T00:00:00Z`) + 86_400_000),
+      tags: { env: 'prod' },
+      currency: 'EUR',
+    };
+    // The creation's evaluation; the sweep the new project scheduled (sweepSoon) may evaluate the budget
+    // once more meanwhile, asking the same (on Postgres, 1 run in 3).
+    expect(f.queries.length).toBeGreaterThanOrEqual(1);
+    for (const query of f.queries) expect(query).toEqual(asked);
   });
 
   it('evaluates a new budget at once: several thresholds crossed give one event each', async () => {
