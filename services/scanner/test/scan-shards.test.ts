@@ -74,6 +74,12 @@ const resultFor = (ruleId: string, resourceId: string): RuleResult => ({
 /** What each worker ran: shards (scan id, index) and merges. */
 const shardRuns: Array<{ scanId: string; index: number; worker: string; context: unknown }> = [];
 const mergeRuns: Array<{ scanId: string; worker: string }> = [];
+/** The shard indexes run for a scan, every run counted, in order. */
+const shardIndexesRun = (scanId: string) =>
+  shardRuns
+    .filter((r) => r.scanId === scanId)
+    .map((r) => r.index)
+    .sort();
 
 const standIn = (worker: string): ScanRunner => ({
   async plan(work, _now, shardsFor) {
@@ -511,12 +517,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(scan.findingsCount).toBe(expectedFindings(projectId));
     expect(await findingsOf(projectId)).toHaveLength(expectedFindings(projectId));
-    expect(
-      shardRuns
-        .filter((r) => r.scanId === id)
-        .map((r) => r.index)
-        .sort(),
-    ).toEqual([0, 1, 2]);
+    expect(shardIndexesRun(id)).toEqual([0, 1, 2]);
     expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
     await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
     expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
@@ -557,12 +558,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(mergeRuns.filter((m) => m.scanId === id)).toHaveLength(1);
-    expect(
-      shardRuns
-        .filter((r) => r.scanId === id)
-        .map((r) => r.index)
-        .sort(),
-    ).toEqual([0, 1, 2]);
+    expect(shardIndexesRun(id)).toEqual([0, 1, 2]);
   }, 30_000);
 
   it('a merge whose message was lost is queued again by the reconciler; the scan completes once', async () => {
@@ -614,12 +610,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(scan.findingsCount).toBe(expectedFindings(projectId));
-    expect(
-      shardRuns
-        .filter((r) => r.scanId === id)
-        .map((r) => r.index)
-        .sort(),
-    ).toEqual([0, 1, 1, 2]);
+    expect(shardIndexesRun(id)).toEqual([0, 1, 1, 2]);
     // Stored: the outage is over, nothing keeps its start.
     const { rows } = await api.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM scan_shards WHERE scan_id = $1 AND retry_since IS NOT NULL',
