@@ -65,12 +65,16 @@ async function shardIds(
 /** Byte order (UTF-8), the order Postgres gives COLLATE "C". */
 const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** The shards' ranges from the bounds costs answers for `count` shards. */
-async function split(count: number, connectionIds = [connectionId]) {
-  const { shardBounds } = await scanData.getScanData(
-    { connectionIds, parts: costs.ScanDataParts.COUNT, splitInto: count },
-    team,
-  );
+/**
+ * The shards' ranges from the bounds costs answers for `count` shards: with the resource count (COUNT),
+ * or with the aggregates (AGGREGATES, a plan's one pass).
+ */
+async function split(
+  count: number,
+  connectionIds = [connectionId],
+  parts: costs.ScanDataParts = costs.ScanDataParts.COUNT,
+) {
+  const { shardBounds } = await scanData.getScanData({ connectionIds, parts, splitInto: count }, team);
   const ranges = Array.from({ length: shardBounds.length + 1 }, (_, i) => ({
     resourceIdFrom: shardBounds[i - 1] ?? '',
     resourceIdTo: shardBounds[i] ?? '',
@@ -83,6 +87,10 @@ describe('GetScanData shards and parts', () => {
     for (const shardCount of [2, 5, 7]) {
       const { bounds, ranges } = await split(shardCount);
       expect(bounds).toHaveLength(shardCount - 1);
+      // The aggregates' pass numbers the same ids: the same bounds.
+      expect((await split(shardCount, [connectionId], costs.ScanDataParts.AGGREGATES)).bounds).toEqual(
+        bounds,
+      );
       const all: string[] = [];
       for (const range of ranges) {
         const { found, resourceCount } = await shardIds(range);
@@ -155,6 +163,8 @@ describe('GetScanData shards and parts', () => {
     for (const shardCount of [1, 2, 3, 4, distinct.length, distinct.length + 4]) {
       const { bounds, ranges } = await split(shardCount, [first, second]);
       expect(bounds, `${shardCount} shards`).toHaveLength(Math.max(shardCount, 1) - 1);
+      const withAggregates = await split(shardCount, [first, second], costs.ScanDataParts.AGGREGATES);
+      expect(withAggregates.bounds, `${shardCount} shards`).toEqual(bounds);
       // Bounds are ids of the data, in byte order (a repeated bound: an empty shard).
       for (const bound of bounds) expect(distinct).toContain(bound);
       expect([...bounds].sort(bytes)).toEqual(bounds);
@@ -213,6 +223,18 @@ describe('GetScanData shards and parts', () => {
     // With its resource count (the row without a resource id is none), as the first page of RESOURCES
     // (the light aggregates), even a page of a shard: the window's count.
     expect(aggregates.resourceCount).toBe(count);
+    // Asked with a split, the same aggregates and count, and the bounds.
+    const splitToo = await scanData.getScanData(
+      {
+        connectionIds: [connectionId],
+        parts: costs.ScanDataParts.AGGREGATES,
+        until: counted.windowEnd,
+        splitInto: 4,
+      },
+      team,
+    );
+    expect({ ...splitToo, shardBounds: [] }).toEqual(aggregates);
+    expect(splitToo.shardBounds).toHaveLength(3);
     const firstPage = await scanData.getScanData(
       {
         connectionIds: [connectionId],
@@ -260,6 +282,9 @@ describe('GetScanData shards and parts', () => {
       [{ resourceIdFrom: 'a\0b' }, 'resource_id_from'],
       [{ parts: costs.ScanDataParts.COUNT, splitInto: 5000 }, 'split_into'],
       [{ parts: costs.ScanDataParts.RESOURCES, splitInto: 2 }, 'split_into'],
+      [{ parts: costs.ScanDataParts.AGGREGATES, splitInto: 5000 }, 'split_into'],
+      // The aggregates are the whole window's: so is a split asked with them.
+      [{ parts: costs.ScanDataParts.AGGREGATES, splitInto: 2, resourceIdFrom: 'i-2' }, 'split_into'],
       [{ parts: 9 as costs.ScanDataParts }, 'parts'],
       [
         { parts: costs.ScanDataParts.COUNT, afterConnectionId: connectionId, afterResourceId: 'i-1' },

@@ -111,6 +111,61 @@ describe('ScanDataService.GetScanData', () => {
     ]);
   });
 
+  it('describes a resource by the costliest row of its costliest charge period, and tags by its latest', async () => {
+    const header =
+      'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ServiceName,ResourceId,ChargeDescription,Tags';
+    const row = (
+      resource: string,
+      [billed, effective]: [number, number],
+      day: number,
+      service: string,
+      description: string,
+      tags = '',
+    ) => {
+      const start = `2025-03-${String(day).padStart(2, '0')}T00:00:00Z`;
+      const end = `2025-03-${String(day).padStart(2, '0')}T01:00:00Z`;
+      const tagCell = tags ? `"${tags.replaceAll('"', '""')}"` : '';
+      return `${billed},${effective},USD,2025-03-01T00:00:00Z,2025-04-01T00:00:00Z,${start},${end},${service},${resource},${description},${tagCell}`;
+    };
+    const file = [
+      header,
+      // r-1: the 10th's period costs 11 (5 + 6), the 12th's 10 in one row, the costliest row: the
+      // resource is described by the 10th's costliest row; its tags are the 12th's (the latest).
+      row('r-1', [5, 5], 10, 'S-A1', 'small in A', '{"env":"a"}'),
+      row('r-1', [6, 6], 10, 'S-A2', 'big in A', '{"env":"a"}'),
+      row('r-1', [10, 10], 12, 'S-B', 'costliest row', '{"env":"b"}'),
+      // r-2: two periods of the same effective and billed cost: the later one.
+      row('r-2', [4, 4], 10, 'S-C', 'older'),
+      row('r-2', [4, 4], 11, 'S-D', 'newer'),
+      // r-3: one period, rows of the same costs: the first description in byte order ('B' before 'b'),
+      // an empty one last; tags of the same period: the first as text.
+      row('r-3', [3, 3], 10, 'S-E1', 'b-second', '{"k":"2"}'),
+      row('r-3', [3, 3], 10, 'S-E2', '', '{"k":"3"}'),
+      row('r-3', [3, 3], 10, 'S-E3', 'B-first', '{"k":"1"}'),
+      // r-4: the same effective cost: the higher billed cost.
+      row('r-4', [3, 3], 10, 'S-F1', 'a-lower-billed'),
+      row('r-4', [4, 3], 10, 'S-F2', 'z-higher-billed'),
+    ].join('\n');
+    const connectionId = (await connections.createConnection({ name: 'costliest', provider: 'aws' }, team))
+      .id;
+    await costData.uploadCostData(uploadParts(connectionId, `${file}\n`), team);
+    const data = await scanData.getScanData({ connectionIds: [connectionId] }, team);
+    const described = Object.fromEntries(
+      data.resources.map((r) => [r.resourceId, [r.chargeDescription, r.serviceName, r.tags]]),
+    );
+    expect(described).toEqual({
+      'r-1': ['big in A', 'S-A2', { env: 'b' }],
+      'r-2': ['newer', 'S-D', {}],
+      'r-3': ['B-first', 'S-E3', { k: '1' }],
+      'r-4': ['z-higher-billed', 'S-F2', {}],
+    });
+    // The sums are every row's, whichever row describes the resource.
+    expect(data.resources.find((r) => r.resourceId === 'r-1')).toMatchObject({
+      effectiveCost: 21,
+      billedCost: 21,
+    });
+  });
+
   it("ends each connection's data at its own last usage-based charge, capped at now", async () => {
     const header =
       'BilledCost,EffectiveCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ChargeCategory,ChargeFrequency,ServiceName,ResourceId';

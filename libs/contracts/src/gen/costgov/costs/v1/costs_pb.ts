@@ -1678,7 +1678,9 @@ export type GetScanDataRequest = Message<'costgov.costs.v1.GetScanDataRequest'> 
 
   /**
    * With parts COUNT: also split the window's distinct resource ids (of the range above) into this many
-   * ranges of about equal size, answered as shard_bounds. 0 or 1: no split. At most 4096.
+   * ranges of about equal size, answered as shard_bounds. With parts AGGREGATES the same split of the
+   * whole window (no range allowed), from the aggregates' own pass over the rows instead of another one.
+   * 0 or 1: no split. At most 4096.
    *
    * @generated from field: uint32 split_into = 12;
    */
@@ -1759,7 +1761,9 @@ export type GetScanDataRequestJson = {
 
   /**
    * With parts COUNT: also split the window's distinct resource ids (of the range above) into this many
-   * ranges of about equal size, answered as shard_bounds. 0 or 1: no split. At most 4096.
+   * ranges of about equal size, answered as shard_bounds. With parts AGGREGATES the same split of the
+   * whole window (no range allowed), from the aggregates' own pass over the rows instead of another one.
+   * 0 or 1: no split. At most 4096.
    *
    * @generated from field: uint32 split_into = 12;
    */
@@ -2676,10 +2680,11 @@ export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'
   resourceCount: number;
 
   /**
-   * With split_into n > 1 (parts COUNT): the n - 1 resource ids where shards 2..n begin, ascending (byte
-   * order); shard i (1-based) runs from bound i - 1 (inclusive; the range's start for the first) to bound i
-   * (exclusive; the range's end for the last). Each bound is a resource id of the window. With fewer
-   * distinct resource ids than n, bounds repeat (empty shards); none when the window holds no resource.
+   * With split_into n > 1 (parts COUNT or AGGREGATES): the n - 1 resource ids where shards 2..n begin,
+   * ascending (byte order); shard i (1-based) runs from bound i - 1 (inclusive; the range's start for the
+   * first) to bound i (exclusive; the range's end for the last). Each bound is a resource id of the
+   * window. With fewer distinct resource ids than n, bounds repeat (empty shards); none when the window
+   * holds no resource.
    *
    * @generated from field: repeated string shard_bounds = 14;
    */
@@ -2767,10 +2772,11 @@ export type GetScanDataResponseJson = {
   resourceCount?: number;
 
   /**
-   * With split_into n > 1 (parts COUNT): the n - 1 resource ids where shards 2..n begin, ascending (byte
-   * order); shard i (1-based) runs from bound i - 1 (inclusive; the range's start for the first) to bound i
-   * (exclusive; the range's end for the last). Each bound is a resource id of the window. With fewer
-   * distinct resource ids than n, bounds repeat (empty shards); none when the window holds no resource.
+   * With split_into n > 1 (parts COUNT or AGGREGATES): the n - 1 resource ids where shards 2..n begin,
+   * ascending (byte order); shard i (1-based) runs from bound i - 1 (inclusive; the range's start for the
+   * first) to bound i (exclusive; the range's end for the last). Each bound is a resource id of the
+   * window. With fewer distinct resource ids than n, bounds repeat (empty shards); none when the window
+   * holds no resource.
    *
    * @generated from field: repeated string shard_bounds = 14;
    */
@@ -2787,8 +2793,8 @@ export const GetScanDataResponseSchema: GenMessage<
 > = /*@__PURE__*/ messageDesc(file_costgov_costs_v1_costs, 37);
 
 /**
- * What GetScanData answers. A scan plans with AGGREGATES (every aggregate and the resource count, read
- * once and handed to its shards and its merge) and COUNT with split_into (its shards' bounds), judges
+ * What GetScanData answers. A scan plans with AGGREGATES and split_into (every aggregate, the resource
+ * count and the bounds of a fine split, read in one pass and handed to its shards and its merge), judges
  * resources shard by shard with PAGES and runs the project-wide rules once at the merge on the plan's
  * aggregates. Each skips the queries it does not answer.
  *
@@ -2834,8 +2840,8 @@ export enum ScanDataParts {
 }
 
 /**
- * What GetScanData answers. A scan plans with AGGREGATES (every aggregate and the resource count, read
- * once and handed to its shards and its merge) and COUNT with split_into (its shards' bounds), judges
+ * What GetScanData answers. A scan plans with AGGREGATES and split_into (every aggregate, the resource
+ * count and the bounds of a fine split, read in one pass and handed to its shards and its merge), judges
  * resources shard by shard with PAGES and runs the project-wide rules once at the merge on the plan's
  * aggregates. Each skips the queries it does not answer.
  *
