@@ -3,12 +3,13 @@ import { create } from '@bufbuild/protobuf';
 import { createOutbox } from '@costgov/bus';
 import { identity, scanner } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
-import { UnavailableError } from '@costgov/errors';
+import { UnavailableError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
 import { focusFile, startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { recordFindings } from '../src/findings/record';
 import { scannerModule } from '../src/module';
-import { runRulesOverRpc } from '../src/scans/rules-over-rpc';
+import { runRulesOverRpc, scanRunnerOverRpc } from '../src/scans/rules-over-rpc';
+import { shardCount } from '../src/scans/shards';
 import { startCostsHolding, type CostsHolding } from './costs-fixture';
 
 // More resources than one gRPC message carries: 6000 with 1 KB of tags each (about 7 MB).
@@ -111,5 +112,57 @@ describe('a scan over more resources than one message carries', () => {
     await expect(rules({ ...work, connectionIds: [connectionId] }, () => undefined)).rejects.toBeInstanceOf(
       UnavailableError,
     );
+  }, 60_000);
+
+  it('plans a split scan in one call to costs: the aggregates with a fine split, coarsened', async () => {
+    const asked: Array<{ parts: number; splitInto: number }> = [];
+    const recording = (refuseSplitWithAggregates: boolean) => ({
+      getScanData: async (...args: Parameters<typeof scanData.getScanData>) => {
+        const [request] = args;
+        asked.push({ parts: request.parts ?? 0, splitInto: request.splitInto ?? 0 });
+        // As the version before answers: the split only with COUNT.
+        if (refuseSplitWithAggregates && request.parts === 2 && (request.splitInto ?? 0) > 1)
+          throw new ValidationError([{ field: 'split_into', message: 'needs parts COUNT' }]);
+        return scanData.getScanData(...args);
+      },
+    });
+    // 6000 resources, 1000 a shard, at most 8 shards: 6 shards, from a fine split of 64.
+    const shardsFor = (resources: number) => shardCount(resources, { perShard: 1000, maxShards: 8 });
+    const planWith = (refuse: boolean) =>
+      scanRunnerOverRpc({ scanData: recording(refuse), identityClient }).plan(
+        { ...work, connectionIds: [connectionId] },
+        now(),
+        shardsFor,
+      );
+    const planned = await planWith(false);
+    expect(asked).toEqual([{ parts: 2, splitInto: 64 }]);
+    expect(planned.resources).toBe(count);
+    expect(planned.shards).toHaveLength(6);
+    // The shards hold every id once, each within a fine shard (6000 / 64: half of one at either end) of an
+    // equal share.
+    const byteOrder = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const sizes = planned.shards.map(
+      (shard) =>
+        byteOrder.filter(
+          (id) =>
+            (!shard.from || Buffer.compare(Buffer.from(id), Buffer.from(shard.from)) >= 0) &&
+            (!shard.to || Buffer.compare(Buffer.from(id), Buffer.from(shard.to)) < 0),
+        ).length,
+    );
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(count);
+    for (const size of sizes)
+      expect(Math.abs(size - count / 6)).toBeLessThanOrEqual(Math.ceil(count / 64) + 1);
+
+    // A costs of the version before refuses the split with the aggregates: asked again without it, then
+    // split by COUNT, exactly.
+    asked.length = 0;
+    const fallback = await planWith(true);
+    expect(asked).toEqual([
+      { parts: 2, splitInto: 64 },
+      { parts: 2, splitInto: 0 },
+      { parts: 1, splitInto: 6 },
+    ]);
+    expect(fallback.shards).toHaveLength(6);
+    expect(fallback.resources).toBe(count);
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
+import { ValidationError } from '@costgov/errors';
 import {
   wholeScan,
   type PlannedScan,
@@ -8,7 +9,7 @@ import {
   type ShardOutcome,
   type ShardSpec,
 } from '../scans/run-rules';
-import { rangeShards } from '../scans/shards';
+import { coarseBounds, fineShards, rangeShards } from '../scans/shards';
 import { emptyPending, finishScan, pendingOf, shardJudge, type PendingJudgements } from './engine';
 import { defaultMinDailyImpact, type RuleResult, type ScanData } from './types';
 
@@ -219,11 +220,22 @@ export function rulesRunner(
       if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now, shards: [wholeScan] };
       const ask = (request: { parts: costs.ScanDataParts; until?: Timestamp; splitInto?: number }) =>
         deps.scanData.getScanData({ connectionIds: work.connectionIds, ...request }, { teamId: work.teamId });
-      // Every aggregate of the window (currency, totals, commitments, data span, daily series, tag usage)
-      // and its resource count, read here once for every shard and the merge rather than by each over the
-      // whole window. (A costs of the version before answers no count with them: the scan is then one
-      // shard, whole.)
-      const counted = await ask({ parts: costs.ScanDataParts.AGGREGATES });
+      // Every aggregate of the window (currency, totals, commitments, data span, daily series, tag usage),
+      // its resource count and the bounds of a fine split (fineShards), from one pass over the window read
+      // here once for every shard and the merge rather than by each. (A costs of the version before
+      // answers no count with them, and refuses the split: the scan is then one shard, whole, or split
+      // by COUNT below.)
+      const fine = fineShards(shardsFor(Number.MAX_SAFE_INTEGER));
+      const aggregates = { parts: costs.ScanDataParts.AGGREGATES };
+      const counted = await ask({ ...aggregates, splitInto: fine }).catch((error: unknown) => {
+        if (
+          fine > 1 &&
+          error instanceof ValidationError &&
+          error.details.some((d) => d.field === 'split_into')
+        )
+          return ask(aggregates);
+        throw error;
+      });
       const windowEnd = counted.windowEnd ? timestampDate(counted.windowEnd) : now;
       const context: PlanContext = {
         aggregates: { ...scanDataOf(counted), resources: [] },
@@ -231,7 +243,15 @@ export function rulesRunner(
       };
       const count = shardsFor(counted.resourceCount);
       if (count <= 1) return { resources: counted.resourceCount, windowEnd, shards: [wholeScan], context };
-      // Ranges of about equal size, cut by costs in the planned window: bounds by resource id alone.
+      // Ranges of about equal size: the fine split's bounds taken every fine / count.
+      if (counted.shardBounds.length === fine - 1)
+        return {
+          resources: counted.resourceCount,
+          windowEnd,
+          shards: rangeShards(coarseBounds(counted.shardBounds, count)),
+          context,
+        };
+      // Cut by costs in the planned window: bounds by resource id alone.
       const { shardBounds } = await ask({
         until: timestampFromDate(windowEnd),
         parts: costs.ScanDataParts.COUNT,

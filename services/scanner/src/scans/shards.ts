@@ -20,3 +20,29 @@ export function rangeShards(bounds: readonly string[]): ShardSpec[] {
     ...(index < bounds.length ? { to: bounds[index]! } : {}),
   }));
 }
+
+/** Most shards costs splits a window into in one answer (GetScanData split_into). */
+const maxFineShards = 4096;
+
+/**
+ * How finely a plan has costs split the window with the aggregates, before it knows the resource count:
+ * eight times the most shards a scan may have (at most costs' 4096), so that `coarseBounds` can take
+ * any count of shards up to that most from it; 0 (no split) when a scan is never split.
+ */
+export function fineShards(mostShards: number): number {
+  return mostShards > 1 ? Math.min(maxFineShards, mostShards * 8) : 0;
+}
+
+/**
+ * `count` shards from the bounds of a finer split (`fine.length + 1` shards of about equal size, as costs
+ * answers them): coarse bound j is the fine bound nearest to j / count of the way, so each shard is within
+ * half a fine shard of an equal share. Fewer fine bounds than shards asked: the fine split itself.
+ */
+export function coarseBounds(fine: readonly string[], count: number): string[] {
+  const fineCount = fine.length + 1;
+  if (count >= fineCount) return [...fine];
+  return Array.from({ length: count - 1 }, (_, index) => {
+    const at = Math.round(((index + 1) * fineCount) / count);
+    return fine[Math.min(Math.max(at, 1), fine.length) - 1]!;
+  });
+}
