@@ -89,8 +89,10 @@ export async function recordFindings(
     currency: r.currency,
   }));
 
+  // Only what tells a change comes back (a re-scan of a large estate upserts tens of thousands of findings,
+  // each with its texts); the changed findings are read whole after.
   const { rows: upserted } = seen.length
-    ? await tx.query<FindingRow & { fingerprint: string }>(
+    ? await tx.query<KnownRow>(
         `INSERT INTO findings AS f (id, team_id, project_id, scan_id, first_scan_id, rule_id, fingerprint,
            resource_id, resource_type, severity, title, description, recommendation,
            estimated_monthly_savings, projected_from_days, currency, created_at, updated_at)
@@ -110,7 +112,7 @@ export async function recordFindings(
            resolved_at = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_at END,
            resolved_with_resource = CASE WHEN f.status = 'resolved' THEN NULL ELSE f.resolved_with_resource END,
            updated_at = EXCLUDED.updated_at
-         RETURNING f.fingerprint, ${findingColumns}`,
+         RETURNING f.id, f.fingerprint, f.status, f.severity, f.estimated_monthly_savings`,
         [teamId, projectId, scanId, JSON.stringify(seen), at],
       )
     : { rows: [] };
@@ -123,19 +125,27 @@ export async function recordFindings(
     [teamId, projectId, scanId, at, resourceIds],
   );
 
-  // Written together (a first scan of a large estate opens thousands): one statement per few thousand.
-  const changes: Array<{ change: FindingChange; finding: Finding }> = [];
+  const changed = new Map<string, FindingChange>();
   for (const row of upserted) {
     const previous = before.get(row.fingerprint);
-    const finding = toFinding(row);
-    if (!previous) changes.push({ change: 'created', finding });
+    if (!previous) changed.set(row.id, 'created');
     else if (
-      previous.status !== finding.status ||
-      previous.severity !== finding.severity ||
-      previous.estimated_monthly_savings !== finding.estimatedMonthlySavings
+      previous.status !== row.status ||
+      previous.severity !== row.severity ||
+      previous.estimated_monthly_savings !== row.estimated_monthly_savings
     )
-      changes.push({ change: 'updated', finding });
+      changed.set(row.id, 'updated');
   }
+  const { rows: changedRows } = changed.size
+    ? await tx.query<FindingRow>(`SELECT ${findingColumns} FROM findings f WHERE f.id = ANY($1::text[])`, [
+        [...changed.keys()],
+      ])
+    : { rows: [] };
+  const changedById = new Map(changedRows.map((row) => [row.id, row]));
+  // Written together (a first scan of a large estate opens thousands): one statement per few thousand.
+  // In the upsert's order, as before.
+  const changes: Array<{ change: FindingChange; finding: Finding }> = [];
+  for (const [id, change] of changed) changes.push({ change, finding: toFinding(changedById.get(id)!) });
   for (const row of resolved) changes.push({ change: 'resolved', finding: toFinding(row) });
   await publishFindingChanges(outbox, tx, changes);
 
