@@ -2634,6 +2634,9 @@ export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'
   totals: ConnectionScanTotals[];
 
   /**
+   * Cost per day, connection and service: oldest day first, then connection, service name and category in
+   * byte order.
+   *
    * @generated from field: repeated costgov.costs.v1.DailyServiceCost daily = 7;
    */
   daily: DailyServiceCost[];
@@ -2726,6 +2729,9 @@ export type GetScanDataResponseJson = {
   totals?: ConnectionScanTotalsJson[];
 
   /**
+   * Cost per day, connection and service: oldest day first, then connection, service name and category in
+   * byte order.
+   *
    * @generated from field: repeated costgov.costs.v1.DailyServiceCost daily = 7;
    */
   daily?: DailyServiceCostJson[];
