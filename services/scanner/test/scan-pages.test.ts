@@ -133,6 +133,7 @@ describe('a scan over more resources than one message carries', () => {
         { ...work, connectionIds: [connectionId] },
         now(),
         shardsFor,
+        8,
       );
     const planned = await planWith(false);
     expect(asked).toEqual([{ parts: 2, splitInto: 64 }]);

@@ -216,7 +216,7 @@ export function rulesRunner(
   }
 
   return {
-    async plan(work, now, shardsFor) {
+    async plan(work, now, shardsFor, mostShards = 1) {
       if (work.connectionIds.length === 0) return { resources: 0, windowEnd: now, shards: [wholeScan] };
       const ask = (request: { parts: costs.ScanDataParts; until?: Timestamp; splitInto?: number }) =>
         deps.scanData.getScanData({ connectionIds: work.connectionIds, ...request }, { teamId: work.teamId });
@@ -225,7 +225,7 @@ export function rulesRunner(
       // here once for every shard and the merge rather than by each. (A costs of the version before
       // answers no count with them, and refuses the split: the scan is then one shard, whole, or split
       // by COUNT below.)
-      const fine = fineShards(shardsFor(Number.MAX_SAFE_INTEGER));
+      const fine = fineShards(mostShards);
       const aggregates = { parts: costs.ScanDataParts.AGGREGATES };
       const counted = await ask({ ...aggregates, splitInto: fine }).catch((error: unknown) => {
         if (

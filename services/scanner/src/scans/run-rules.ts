@@ -85,12 +85,14 @@ export interface ScanRunner {
   /**
    * How many resources the scan's connections hold in the window, the window's end, and the scan's
    * shards: `shardsFor(resources)` of them (fewer when the runner cannot split further), which together
-   * hold every resource exactly once.
+   * hold every resource exactly once. `mostShards`: the most `shardsFor` answers (SCAN_MAX_SHARDS), so
+   * that a runner may have the bounds cut before it knows the count.
    */
   plan(
     work: ScanWork,
     now: Date,
     shardsFor: (resources: number) => number,
+    mostShards?: number,
   ): Promise<{ resources: number; windowEnd: Date; shards: ShardSpec[]; context?: unknown }>;
   /** The per-resource rules over one shard, page by page (bounded memory). */
   runShard(

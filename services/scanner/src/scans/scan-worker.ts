@@ -230,7 +230,12 @@ export async function startScanWorker(options: ScanWorkerOptions): Promise<Consu
     await holdWhile(holding, scan, info, async (progress) => {
       if (scan.shards_total === 0) {
         const at = now();
-        const planned = await runner.plan(work, at, (resources) => shardCount(resources, sharding));
+        const planned = await runner.plan(
+          work,
+          at,
+          (resources) => shardCount(resources, sharding),
+          sharding.maxShards,
+        );
         const { shards } = planned;
         const stored = await state.storePlan(scan, runId, {
           windowEnd: planned.windowEnd,
