@@ -134,9 +134,10 @@ describe('ScanDataService.GetScanData', () => {
       row('r-1', [5, 5], 10, 'S-A1', 'small in A', '{"env":"a"}'),
       row('r-1', [6, 6], 10, 'S-A2', 'big in A', '{"env":"a"}'),
       row('r-1', [10, 10], 12, 'S-B', 'costliest row', '{"env":"b"}'),
-      // r-2: two periods of the same effective and billed cost: the later one.
-      row('r-2', [4, 4], 10, 'S-C', 'older'),
-      row('r-2', [4, 4], 11, 'S-D', 'newer'),
+      // r-2: two periods of the same effective and billed cost: the later one (though the earlier one's
+      // description comes first).
+      row('r-2', [4, 4], 10, 'S-C', 'a-older'),
+      row('r-2', [4, 4], 11, 'S-D', 'z-newer'),
       // r-3: one period, rows of the same costs: the first description in byte order ('B' before 'b'),
       // an empty one last; tags of the same period: the first as text.
       row('r-3', [3, 3], 10, 'S-E1', 'b-second', '{"k":"2"}'),
@@ -145,6 +146,10 @@ describe('ScanDataService.GetScanData', () => {
       // r-4: the same effective cost: the higher billed cost.
       row('r-4', [3, 3], 10, 'S-F1', 'a-lower-billed'),
       row('r-4', [4, 3], 10, 'S-F2', 'z-higher-billed'),
+      // r-5: two periods of the same effective cost: the one billed more (though the other is later and
+      // its description comes first).
+      row('r-5', [6, 4], 10, 'S-G1', 'z-period-billed-more'),
+      row('r-5', [5, 4], 11, 'S-G2', 'a-later'),
     ].join('\n');
     const connectionId = (await connections.createConnection({ name: 'costliest', provider: 'aws' }, team))
       .id;
@@ -155,9 +160,10 @@ describe('ScanDataService.GetScanData', () => {
     );
     expect(described).toEqual({
       'r-1': ['big in A', 'S-A2', { env: 'b' }],
-      'r-2': ['newer', 'S-D', {}],
+      'r-2': ['z-newer', 'S-D', {}],
       'r-3': ['B-first', 'S-E3', { k: '1' }],
       'r-4': ['z-higher-billed', 'S-F2', {}],
+      'r-5': ['z-period-billed-more', 'S-G1', {}],
     });
     // The sums are every row's, whichever row describes the resource.
     expect(data.resources.find((r) => r.resourceId === 'r-1')).toMatchObject({

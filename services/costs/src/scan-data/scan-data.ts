@@ -345,8 +345,8 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         // first (hashed: about as many groups as resources), then the totals per connection, the currency,
         // the named commitments, the data's span, the resource count and (with every aggregate) the tag
         // pairs in use, each from those groups: a tag set is taken apart once, not once per row. About 1.3 KB
-        // a group in each process (numeric sums): 128MB hashes some 100,000 resources a process (the planner
-        // sorts the rows instead when it expects more, 60 % slower), and more spill to disk. A hash may take
+        // a group in each process (numeric sums): 128MB hashes some 100,000 resources a process (always
+        // hashed, see hashGroups), and more spill to disk in batches. A hash may take
         // twice work_mem (hash_mem_multiplier) in the query's process and each of its parallel workers (two
         // by default): up to about 768MB for one plan of a very large estate.
         `WITH per_resource AS MATERIALIZED (
@@ -490,6 +490,8 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         lastSeen: new Date(row.last_seen as string),
       };
     });
+    // Oldest day first, then by connection, service and category (byte order; sorted here: with an ORDER BY
+    // the planner sorts the window's rows rather than hash them, see hashGroups). Each key's bytes once.
     const dailyRows = daily.rows
       .map((row) => ({
         connectionId: text(row.connection_id),
@@ -500,15 +502,14 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
         dataTransferCost: num(row.data_transfer),
         usageCost: num(row.usage),
       }))
-      // Oldest day first, then by connection, service and category (byte order; sorted here: with an ORDER
-      // BY the planner sorts the window's rows rather than hash them, see hashGroups).
-      .sort(
-        (a, b) =>
-          byteOrder(a.day, b.day) ||
-          byteOrder(a.connectionId, b.connectionId) ||
-          byteOrder(a.serviceName, b.serviceName) ||
-          byteOrder(a.serviceCategory, b.serviceCategory),
-      );
+      .map((row) => ({
+        row,
+        key: [row.day, row.connectionId, row.serviceName, row.serviceCategory].map((part) =>
+          Buffer.from(part),
+        ),
+      }))
+      .sort((a, b) => a.key.reduce((order, part, i) => order || Buffer.compare(part, b.key[i]!), 0))
+      .map(({ row }) => row);
     const tagRows = tagUsage.rows.map((row) => ({
       key: text(row.key),
       value: text(row.value),

@@ -2634,8 +2634,8 @@ export type GetScanDataResponse = Message<'costgov.costs.v1.GetScanDataResponse'
   totals: ConnectionScanTotals[];
 
   /**
-   * Cost per day, connection and service: oldest day first, then connection, service name and category in
-   * byte order.
+   * Cost per day, connection, service name and category: oldest day first, then connection, service name
+   * and category in byte order.
    *
    * @generated from field: repeated costgov.costs.v1.DailyServiceCost daily = 7;
    */
@@ -2729,8 +2729,8 @@ export type GetScanDataResponseJson = {
   totals?: ConnectionScanTotalsJson[];
 
   /**
-   * Cost per day, connection and service: oldest day first, then connection, service name and category in
-   * byte order.
+   * Cost per day, connection, service name and category: oldest day first, then connection, service name
+   * and category in byte order.
    *
    * @generated from field: repeated costgov.costs.v1.DailyServiceCost daily = 7;
    */
