@@ -3,7 +3,7 @@ import { create } from '@bufbuild/protobuf';
 import { createOutbox } from '@costgov/bus';
 import { identity, scanner } from '@costgov/contracts';
 import type { Db } from '@costgov/db';
-import { UnavailableError, ValidationError } from '@costgov/errors';
+import { BadRequestError, UnavailableError, ValidationError } from '@costgov/errors';
 import { newId } from '@costgov/ids';
 import { focusFile, startServiceUnderTest, type ServiceUnderTest } from '@costgov/testing';
 import { recordFindings } from '../src/findings/record';
@@ -116,29 +116,39 @@ describe('a scan over more resources than one message carries', () => {
 
   it('plans a split scan in one call to costs: the aggregates with a fine split, coarsened', async () => {
     const asked: Array<{ parts: number; splitInto: number }> = [];
-    const recording = (refuseSplitWithAggregates: boolean) => ({
+    type Costs = 'current' | 'version before' | 'bounds too large';
+    const recording = (costsIs: Costs) => ({
       getScanData: async (...args: Parameters<typeof scanData.getScanData>) => {
         const [request] = args;
         asked.push({ parts: request.parts ?? 0, splitInto: request.splitInto ?? 0 });
+        const splitWithAggregates = request.parts === 2 && (request.splitInto ?? 0) > 1;
         // As the version before answers: the split only with COUNT.
-        if (refuseSplitWithAggregates && request.parts === 2 && (request.splitInto ?? 0) > 1)
+        if (costsIs === 'version before' && splitWithAggregates)
           throw new ValidationError([{ field: 'split_into', message: 'needs parts COUNT' }]);
+        // As costs answers when the bounds would take the answer past one message.
+        if (costsIs === 'bounds too large' && splitWithAggregates)
+          throw new BadRequestError('the scan daily series, tag usage and shard bounds outgrow one message');
         return scanData.getScanData(...args);
       },
     });
-    // 6000 resources, 1000 a shard, at most 8 shards: 6 shards, from a fine split of 64.
+    // 6000 resources, 1000 a shard: 6 shards.
     const shardsFor = (resources: number) => shardCount(resources, { perShard: 1000, maxShards: 8 });
-    const planWith = (refuse: boolean) =>
-      scanRunnerOverRpc({ scanData: recording(refuse), identityClient }).plan(
+    const planWith = (costsIs: Costs, mostShards = 8) => {
+      asked.length = 0;
+      return scanRunnerOverRpc({ scanData: recording(costsIs), identityClient }).plan(
         { ...work, connectionIds: [connectionId] },
         now(),
         shardsFor,
-        8,
+        mostShards,
       );
-    const planned = await planWith(false);
+    };
+    // At most 8 shards: a fine split of 64.
+    const planned = await planWith('current');
     expect(asked).toEqual([{ parts: 2, splitInto: 64 }]);
     expect(planned.resources).toBe(count);
     expect(planned.shards).toHaveLength(6);
+    // What the scan stores for its shards and merge: the aggregates, not the fine split's bounds.
+    expect(planned.context).toMatchObject({ aggregates: { shardBounds: [] } });
     // The shards hold every id once, each within a fine shard (6000 / 64: half of one at either end) of an
     // equal share.
     const byteOrder = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
@@ -156,14 +166,20 @@ describe('a scan over more resources than one message carries', () => {
 
     // A costs of the version before refuses the split with the aggregates: asked again without it, then
     // split by COUNT, exactly.
-    asked.length = 0;
-    const fallback = await planWith(true);
+    const fallback = await planWith('version before');
     expect(asked).toEqual([
       { parts: 2, splitInto: 64 },
       { parts: 2, splitInto: 0 },
       { parts: 1, splitInto: 6 },
     ]);
-    expect(fallback.shards).toHaveLength(6);
     expect(fallback.resources).toBe(count);
+    const exact = fallback.shards.map(({ from, to }) => [from, to]);
+    expect(exact).toHaveLength(6);
+    // Bounds too long for one answer with the aggregates: the same way round.
+    expect((await planWith('bounds too large')).shards.map(({ from, to }) => [from, to])).toEqual(exact);
+    expect(asked).toHaveLength(3);
+    // At most 6 shards: a fine split of 48, which 6 divides: COUNT's bounds exactly, in one call.
+    expect((await planWith('current', 6)).shards.map(({ from, to }) => [from, to])).toEqual(exact);
+    expect(asked).toEqual([{ parts: 2, splitInto: 48 }]);
   }, 60_000);
 });

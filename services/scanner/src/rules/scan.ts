@@ -1,7 +1,7 @@
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { costs } from '@costgov/contracts';
 import type { RpcClient } from '@costgov/rpc';
-import { ValidationError } from '@costgov/errors';
+import { BadRequestError, ValidationError } from '@costgov/errors';
 import {
   wholeScan,
   type PlannedScan,
@@ -228,17 +228,17 @@ export function rulesRunner(
       const fine = fineShards(mostShards);
       const aggregates = { parts: costs.ScanDataParts.AGGREGATES };
       const counted = await ask({ ...aggregates, splitInto: fine }).catch((error: unknown) => {
-        if (
-          fine > 1 &&
-          error instanceof ValidationError &&
-          error.details.some((d) => d.field === 'split_into')
-        )
-          return ask(aggregates);
+        // Refused by the version before, or the bounds (long resource ids) would take the aggregates' answer
+        // past one message: without them, then split by COUNT.
+        const refused =
+          error instanceof ValidationError && error.details.some((d) => d.field === 'split_into');
+        if (fine > 1 && (refused || error instanceof BadRequestError)) return ask(aggregates);
         throw error;
       });
       const windowEnd = counted.windowEnd ? timestampDate(counted.windowEnd) : now;
       const context: PlanContext = {
-        aggregates: { ...scanDataOf(counted), resources: [] },
+        // Stored with the scan for every shard and the merge: not the fine split's bounds.
+        aggregates: { ...scanDataOf({ ...counted, shardBounds: [] }), resources: [] },
         projectWide: true,
       };
       const count = shardsFor(counted.resourceCount);

@@ -35,8 +35,9 @@ export function fineShards(mostShards: number): number {
 
 /**
  * `count` shards from the bounds of a finer split (`fine.length + 1` shards of about equal size, as costs
- * answers them): coarse bound j is the fine bound nearest to j / count of the way, so each shard is within
- * half a fine shard of an equal share. Fewer fine bounds than shards asked: the fine split itself.
+ * answers them): coarse bound j is the fine bound nearest to j / count of the way (within half a fine shard
+ * of it), so each shard is within one fine shard of an equal share, and exactly COUNT's split when count
+ * divides the fine split. Fewer fine bounds than shards asked: the fine split itself.
  */
 export function coarseBounds(fine: readonly string[], count: number): string[] {
   const fineCount = fine.length + 1;
