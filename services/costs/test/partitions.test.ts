@@ -214,7 +214,71 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
       );
       expect(Number(stats[0]!.reltuples), table).toBe(rows);
       expect(stats[0]!.columns, table).toBeGreaterThan(0);
+      // And the scan's index (cost_records_scan's, which ATTACH adopted), however the table was made ready.
+      const { rows: indexes } = await db.query<{ def: string }>(
+        `SELECT indexdef AS def FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1`,
+        [table],
+      );
+      expect(
+        indexes.filter(({ def }) =>
+          def.includes('(connection_id, resource_id COLLATE "C", charge_period_start)'),
+        ),
+        table,
+      ).toHaveLength(1);
     }
+  });
+
+  it("stores nothing when a period's table cannot be made ready, and leaves the period as it was", async () => {
+    const connectionId = await newConnection();
+    const first = file({ rows: 150, month: '2026-07', seed: 70 });
+    await upload(connectionId, first);
+    // The same db, but building a table's scan index fails: on another connection (Postgres, one period)
+    // or in the swap's transaction (PGlite).
+    const failing = (q: Pick<Db, 'exec'>) => (sql: string) =>
+      sql.startsWith('CREATE INDEX') ? Promise.reject(new Error('index build failed')) : q.exec(sql);
+    const broken = new Proxy(db, {
+      get(target, key, receiver) {
+        if (key === 'exec') return failing(target);
+        if (key === 'transaction')
+          return (work: (tx: Db) => Promise<unknown>) =>
+            target.transaction((tx) =>
+              work(
+                new Proxy(tx, { get: (t, k, r) => (k === 'exec' ? failing(t) : Reflect.get(t, k, r)) }) as Db,
+              ),
+            );
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const costData = costDataFactory({
+      db: broken,
+      outbox: createOutbox({ source: 'costs' }),
+      now: () => new Date(),
+    });
+    const again = file({ rows: 90, month: '2026-07', seed: 71 });
+    await expect(
+      costData.upload(as.teamId, {
+        connectionId,
+        contentEncoding: '',
+        body: (async function* () {
+          yield new Uint8Array(again.body);
+        })(),
+      }),
+    ).rejects.toThrow('index build failed');
+    // The first upload's period stands, whole; the failed one's load table is gone, its upload failed.
+    expect(await periodTotal(connectionId, '2026-07-01')).toEqual({
+      rows: first.rows,
+      billed: expect.closeTo(first.billed, 6),
+    });
+    const { rows: uploads } = await db.query<{ status: string; loads: number }>(
+      `SELECT u.status, (SELECT count(*)::int FROM pg_class WHERE relname = u.staging_table) AS loads
+       FROM cost_uploads u WHERE u.connection_id = $1 ORDER BY u.started_at`,
+      [connectionId],
+    );
+    // (The stored one's load table became the period's partition, under the partition's name.)
+    expect(uploads).toEqual([
+      { status: 'stored', loads: 0 },
+      { status: 'failed', loads: 0 },
+    ]);
   });
 
   it('reads only the partitions a connection and a period name', async () => {
