@@ -352,23 +352,24 @@ export function costsSection(settings: CostsSettings) {
           ],
         );
       }
-      progress('rolling the records up into daily_costs (and daily_spend by its trigger)');
+      progress('rolling the records up into daily_spend');
       await client.query('BEGIN');
-      // As the service runs it: its trigger names daily_spend without the schema.
-      await client.query('SET LOCAL search_path = costs');
       await client.query(`SET LOCAL work_mem = '64MB'`);
       // The ingest's rollup statement (services/costs/src/cost-data/ingest.ts), read from the stored rows.
       await client.query(
-        `INSERT INTO costs.daily_costs (team_id, connection_id, day, billing_period_start, service_name,
-           resource_id, tags, billing_currency, usage_based, billed_cost, effective_cost, untaggable_cost, records)
-         SELECT $1, $2, (charge_period_start AT TIME ZONE 'UTC')::date, billing_period_start,
-           coalesce(service_name, ''), coalesce(resource_id, ''), coalesce(tags, '{}'), billing_currency,
-           coalesce(lower(charge_frequency) = 'usage-based',
-             coalesce(charge_category, '') NOT IN ('Purchase', 'Tax', 'Credit', 'Adjustment')),
-           sum(billed_cost), sum(effective_cost),
-           coalesce(sum(effective_cost) FILTER (WHERE coalesce(resource_id, '') = ''
-             OR charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment')), 0), count(*)
-         FROM costs.cost_records WHERE connection_id = $2 GROUP BY 3, 4, 5, 6, 7, 8, 9`,
+        `INSERT INTO costs.daily_spend (team_id, connection_id, day, billing_period_start, billing_currency, tags,
+           tags_hash, usage_based, billed_cost, effective_cost, untaggable_cost, records)
+         SELECT $1, $2, day, billing_period_start, billing_currency, tags, md5(tags::text), usage_based,
+           sum(billed_cost), sum(effective_cost), coalesce(sum(untaggable_cost), 0), count(*)
+         FROM (SELECT (charge_period_start AT TIME ZONE 'UTC')::date AS day, billing_period_start,
+             billing_currency, coalesce(tags, '{}') AS tags,
+             (coalesce(lower(charge_category), 'usage') = 'usage'
+               AND coalesce(lower(charge_frequency), 'usage-based') = 'usage-based') AS usage_based,
+             billed_cost, effective_cost,
+             CASE WHEN coalesce(resource_id, '') = '' OR charge_category IN ('Tax', 'Credit', 'Purchase', 'Adjustment')
+               THEN effective_cost END AS untaggable_cost
+           FROM costs.cost_records WHERE connection_id = $2) rows
+         GROUP BY day, billing_period_start, billing_currency, tags, usage_based`,
         [settings.teamId, connectionId],
       );
       await client.query('UPDATE costs.connections SET last_ingested_at = now() WHERE id = $1', [
@@ -376,22 +377,13 @@ export function costsSection(settings: CostsSettings) {
       ]);
       await client.query('COMMIT');
       progress('ANALYZE of the costs tables');
-      await client.query('ANALYZE costs.cost_records, costs.daily_costs, costs.daily_spend');
-      const { rows: counts } = await client.query<{
-        records: string;
-        daily_costs: string;
-        daily_spend: string;
-      }>(
+      await client.query('ANALYZE costs.cost_records, costs.daily_spend');
+      const { rows: counts } = await client.query<{ records: string; daily_spend: string }>(
         `SELECT (SELECT count(*) FROM costs.cost_records WHERE connection_id = $1) AS records,
-           (SELECT count(*) FROM costs.daily_costs WHERE connection_id = $1) AS daily_costs,
            (SELECT count(*) FROM costs.daily_spend WHERE connection_id = $1) AS daily_spend`,
         [connectionId],
       );
-      return {
-        records: Number(counts[0]!.records),
-        dailyCosts: Number(counts[0]!.daily_costs),
-        dailySpend: Number(counts[0]!.daily_spend),
-      };
+      return { records: Number(counts[0]!.records), dailySpend: Number(counts[0]!.daily_spend) };
     } finally {
       await client.end();
     }
@@ -476,7 +468,6 @@ export function costsSection(settings: CostsSettings) {
       const worstP99 = Math.max(patchBudget.p99Ms, patchTagged.p99Ms);
       return {
         rows: counts.records,
-        dailyCostsRows: counts.dailyCosts,
         dailySpendRows: counts.dailySpend,
         fillSeconds,
         spend: total.converted,

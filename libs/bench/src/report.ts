@@ -462,7 +462,6 @@ export interface CostsResult {
   };
   evaluation: {
     rows: number;
-    dailyCostsRows: number;
     dailySpendRows: number;
     fillSeconds: number;
     spend: number;
@@ -515,7 +514,7 @@ export function printCosts(result: CostsResult): void {
       `memory flat from ${small.rows} to ${large.rows} rows, peak of each process at most ${t.memoryGrowth}x that at ${small.rows} (after a warm-up upload): ` +
         `gateway ${(large.rssPeakMiB.gateway / small.rssPeakMiB.gateway).toFixed(2)}x, costs ${(large.rssPeakMiB.costs / small.rssPeakMiB.costs).toFixed(2)}x: ${ingest.memoryVerdict}`,
       '',
-      `Budget evaluation over ${evaluation.rows} cost records of one connection (${evaluation.dailyCostsRows} daily_costs, ` +
+      `Budget evaluation over ${evaluation.rows} cost records of one connection (` +
         `${evaluation.dailySpendRows} daily_spend rows; filled in SQL in ${evaluation.fillSeconds.toFixed(0)} s); ` +
         `spend ${evaluation.spend.toFixed(2)} USD, tagged ${evaluation.taggedSpend.toFixed(2)} USD, budget current_spend ${evaluation.budgetSpend}`,
       latencyHeader(''),

@@ -57,9 +57,9 @@ async function addCostRows(teamId: string, connectionId: string, count: number) 
       [connectionId, uploadId, i],
     );
     await db.query(
-      `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, billing_currency,
-         billed_cost, effective_cost, records)
-       VALUES ($1, $2, '2026-03-01'::date + $3::int, '2026-03-01', 'USD', 1, 1, 1)`,
+      `INSERT INTO daily_spend (team_id, connection_id, day, billing_period_start, billing_currency, tags,
+         tags_hash, billed_cost, effective_cost, records)
+       VALUES ($1, $2, '2026-03-01'::date + $3::int, '2026-03-01', 'USD', '{}', md5('{}'), 1, 1, 1)`,
       [teamId, connectionId, i],
     );
   }
@@ -68,7 +68,7 @@ async function addCostRows(teamId: string, connectionId: string, count: number) 
 /** Rows of a connection's cost data in each table that holds it. */
 const costRowsOf = async (connectionId: string) => {
   const counts = [];
-  for (const table of ['cost_records', 'daily_costs', 'cost_uploads']) {
+  for (const table of ['cost_records', 'daily_spend', 'cost_uploads']) {
     const { rows } = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1`,
       [connectionId],

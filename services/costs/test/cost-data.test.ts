@@ -84,7 +84,7 @@ async function stored(connectionId: string) {
   );
   const { rows: rolled } = await db.query<{ records: number; billed: number; effective: number }>(
     `SELECT coalesce(sum(records), 0)::int AS records, coalesce(sum(billed_cost), 0) AS billed,
-       coalesce(sum(effective_cost), 0) AS effective FROM daily_costs WHERE connection_id = $1`,
+       coalesce(sum(effective_cost), 0) AS effective FROM daily_spend WHERE connection_id = $1`,
     [connectionId],
   );
   return { raw: raw[0]!, rollups: rolled[0]! };
@@ -128,16 +128,18 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
     expect(rollups.billed).toBeCloseTo(raw.billed, 9);
     expect(rollups.effective).toBeCloseTo(raw.effective, 9);
 
-    // Per day and service too: every rollup row is the sum of its raw rows.
+    // Per day, billing period, currency and tag set too: every rollup row is the sum of its raw rows.
     const { rows: mismatches } = await db.query(
       `SELECT r.day FROM (
-         SELECT (charge_period_start AT TIME ZONE 'UTC')::date AS day, coalesce(service_name, '') AS service,
+         SELECT (charge_period_start AT TIME ZONE 'UTC')::date AS day, billing_period_start AS period,
+           billing_currency AS currency, coalesce(tags, '{}') AS tags,
            sum(effective_cost) AS effective, count(*)::int AS records
-         FROM cost_records WHERE connection_id = $1 GROUP BY 1, 2) r
+         FROM cost_records WHERE connection_id = $1 GROUP BY 1, 2, 3, 4) r
        FULL JOIN (
-         SELECT day, service_name AS service, sum(effective_cost) AS effective, sum(records)::int AS records
-         FROM daily_costs WHERE connection_id = $1 GROUP BY 1, 2) d
-       ON r.day = d.day AND r.service = d.service
+         SELECT day, billing_period_start AS period, billing_currency AS currency, tags,
+           sum(effective_cost) AS effective, sum(records)::int AS records
+         FROM daily_spend WHERE connection_id = $1 GROUP BY 1, 2, 3, 4) d
+       ON r.day = d.day AND r.period = d.period AND r.currency = d.currency AND r.tags = d.tags
        WHERE r.effective IS DISTINCT FROM d.effective OR r.records IS DISTINCT FROM d.records`,
       [connectionId],
     );

@@ -85,8 +85,8 @@ async function partitionBytes(connectionId: string) {
   return { heap: Number(rows[0]!.heap), total: Number(rows[0]!.total), partitions: rows[0]!.partitions };
 }
 
-const rollupsOf = `SELECT * FROM daily_costs WHERE connection_id = $1
-  ORDER BY day, billing_period_start, service_name, resource_id, tags::text, billing_currency, usage_based`;
+const rollupsOf = `SELECT * FROM daily_spend WHERE connection_id = $1
+  ORDER BY day, billing_period_start, tags::text, billing_currency, usage_based`;
 
 const periodsOf = async (connectionId: string) =>
   (

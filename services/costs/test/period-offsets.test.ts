@@ -119,7 +119,7 @@ describe(`billing periods written with a UTC offset (${setup})`, () => {
       ]);
       const { rows: rollups } = await db.query<{ period: string; records: number }>(
         `SELECT to_char(billing_period_start, 'YYYY-MM-DD') AS period, sum(records)::int AS records
-         FROM daily_costs WHERE connection_id = $1 GROUP BY 1`,
+         FROM daily_spend WHERE connection_id = $1 GROUP BY 1`,
         [connectionId],
       );
       expect(rollups).toEqual([{ period: restated.period, records: restated.rows }]);

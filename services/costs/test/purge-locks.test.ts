@@ -32,8 +32,9 @@ async function costDataOf(connectionId: string, periods: string[]) {
       [connectionId, period],
     );
     await db.query(
-      `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, billing_currency,
-         billed_cost, effective_cost, records) VALUES ($1, $2, $3::date, $3::date, 'USD', 1, 1, 1)`,
+      `INSERT INTO daily_spend (team_id, connection_id, day, billing_period_start, billing_currency, tags,
+         tags_hash, billed_cost, effective_cost, records)
+       VALUES ($1, $2, $3::date, $3::date, 'USD', '{}', md5('{}'), 1, 1, 1)`,
       [teamId, connectionId, period],
     );
   }
@@ -58,7 +59,7 @@ async function leftOf(connectionId: string) {
   const { rows } = await db.query<{ periods: number; tables: number; rollups: number }>(
     `SELECT (SELECT count(*) FROM cost_record_periods WHERE connection_id = $1)::int AS periods,
        (SELECT count(*) FROM pg_class WHERE relname LIKE 'cost_records_' || $1 || '%')::int AS tables,
-       (SELECT count(*) FROM daily_costs WHERE connection_id = $1)::int AS rollups`,
+       (SELECT count(*) FROM daily_spend WHERE connection_id = $1)::int AS rollups`,
     [connectionId],
   );
   return rows[0]!;
@@ -104,7 +105,7 @@ describe(`purging a deleted connection keeps the root's lock short (${setup})`, 
       expect.stringMatching(/^SELECT set_config\('lock_timeout'/),
     ]);
     expect(sent[locked - 1]!.sql).toMatch(/^DROP TABLE /);
-    expect(sent.findIndex((s) => s.sql.includes('DELETE FROM daily_costs'))).toBeLessThan(locked);
+    expect(sent.findIndex((s) => s.sql.includes('DELETE FROM daily_spend'))).toBeLessThan(locked);
     expect(await leftOf(connectionId)).toEqual({ periods: 0, tables: 0, rollups: 0 });
     expect(await leftOf(other)).toEqual({ periods: 1, tables: 2, rollups: 1 });
     expect(lines.find((line) => line.msg === 'purged deleted connection')).toMatchObject({

@@ -127,3 +127,74 @@ describe('migration 0005 on data stored before it', () => {
     );
   });
 });
+
+describe('migration 0009 on the rollups before it', () => {
+  // A day that two billing periods charge: the raw rows above (period October) and a row of September's
+  // period charged on 3 October (a late charge), added to daily_costs as uploads then did.
+  const late = { day: '2026-10-03', cost: 6.5 };
+
+  beforeAll(async () => {
+    await db.query(
+      `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id, tags,
+         billing_currency, usage_based, billed_cost, effective_cost, untaggable_cost, records)
+       VALUES ($1, $2, $3::date, '2026-09-01', 'S3', 'bucket', '{}', 'USD', true, $4, $4, 0, 1)`,
+      [team, connection, late.day, late.cost],
+    );
+    await migrate(db, all);
+  });
+
+  it('keeps daily spend per billing period, the same sums, and drops daily_costs and its triggers', async () => {
+    const { rows } = await db.query<{
+      day: string;
+      period: string;
+      usage_based: boolean;
+      effective: number;
+      untaggable: number;
+      records: number;
+    }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, to_char(billing_period_start, 'YYYY-MM-DD') AS period,
+         usage_based, effective_cost::float8 AS effective, untaggable_cost::float8 AS untaggable,
+         records::int AS records
+       FROM daily_spend WHERE connection_id = $1 ORDER BY day, period, usage_based`,
+      [connection],
+    );
+    // The test's own sums of the raw rows (all of October's period) per day and usage, and the late row.
+    const expected = new Map<string, (typeof rows)[number]>();
+    for (const row of raw) {
+      const key = `${row.day} ${row.usage}`;
+      const entry = expected.get(key) ?? {
+        day: row.day,
+        period: '2026-10-01',
+        usage_based: row.usage,
+        effective: 0,
+        untaggable: 0,
+        records: 0,
+      };
+      entry.effective += row.cost;
+      if (untaggable(row)) entry.untaggable += row.cost;
+      entry.records += 1;
+      expected.set(key, entry);
+    }
+    const lateRow = {
+      day: late.day,
+      period: '2026-09-01',
+      usage_based: true,
+      effective: late.cost,
+      untaggable: 0,
+      records: 1,
+    };
+    expect(rows).toEqual(
+      [...expected.values(), lateRow].sort(
+        (a, b) =>
+          a.day.localeCompare(b.day) ||
+          a.period.localeCompare(b.period) ||
+          Number(a.usage_based) - Number(b.usage_based),
+      ),
+    );
+    const { rows: left } = await db.query<{ costs: string | null; triggers: number }>(
+      `SELECT to_regclass('daily_costs')::text AS costs,
+         (SELECT count(*)::int FROM pg_trigger WHERE tgname LIKE 'daily_costs_%') AS triggers`,
+    );
+    expect(left).toEqual([{ costs: null, triggers: 0 }]);
+  });
+});

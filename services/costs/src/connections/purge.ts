@@ -14,8 +14,8 @@ export interface PurgeOptions {
 }
 
 /**
- * Removes a deleted connection's cost data: raw records (its partitions, dropped whole), rollups
- * (daily_spend follows by trigger) and finished upload records. Spend stopped counting it when the
+ * Removes a deleted connection's cost data: raw records (its partitions, dropped whole), its daily
+ * rollup (daily_spend) and finished upload records. Spend stopped counting it when the
  * connection row went (the queries read only existing connections), so this only reclaims storage, away
  * from the DELETE request's deadline however many rows there are. An upload still loading ends on its
  * own (its swap finds no connection). Runs in the inbox transaction; a redelivery finds nothing left to
@@ -53,7 +53,7 @@ export async function purgeDeletedConnection(
     );
     partitions += Number(dropped[0]!.dropped);
   }
-  const rollups = await tx.query('DELETE FROM daily_costs WHERE connection_id = $1', [connectionId]);
+  const rollups = await tx.query('DELETE FROM daily_spend WHERE connection_id = $1', [connectionId]);
   await tx.query("DELETE FROM cost_uploads WHERE connection_id = $1 AND status <> 'loading'", [connectionId]);
   const fields = {
     connection_id: connectionId,

@@ -244,10 +244,9 @@ export function costDataFactory({
         connectionId,
       ]);
       await checkConnection(tx, teamId, connectionId, true); // disabled or deleted while the file streamed
-      // Room for the rollup's grouping and, above all, for the INSERT's transition table (the rows the
-      // daily_spend trigger groups: about 350 MB per 1M rollup rows) to stay in memory: with 64MB both
-      // spilled to temporary files and the INSERT took twice as long (libs/bench/README.md). Bounded:
-      // a larger file spills the excess; the hash multiplier is 1 so the grouping takes no more than this.
+      // Room for the rollup's grouping to stay in memory: a few thousand groups a month for most tenants,
+      // but a tag set of its own per resource (a Name tag) makes one a resource and day. Bounded: a larger
+      // file spills the excess; the hash multiplier is 1 so the grouping takes no more than this.
       await tx.query(`SET LOCAL work_mem = '512MB'`);
       await tx.query(`SET LOCAL hash_mem_multiplier = 1`);
       const periods = facts.billingPeriods;
@@ -278,18 +277,23 @@ export function costDataFactory({
           );
         }
       }
+      // The daily rollup of the periods (migration 0009): what every spend query reads, summed per day,
+      // billing period, currency, tag set and usage-based flag straight from the rows, replacing the
+      // periods' rows of the upload before.
       await tx.query(
-        `DELETE FROM daily_costs WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
+        `DELETE FROM daily_spend WHERE connection_id = $1 AND billing_period_start = ANY($2::date[])`,
         [connectionId, periods],
       );
       await tx.query(
-        `INSERT INTO daily_costs (team_id, connection_id, day, billing_period_start, service_name, resource_id,
-           tags, billing_currency, usage_based, billed_cost, effective_cost, untaggable_cost, records)
-         SELECT $1, $2, (charge_period_start AT TIME ZONE 'UTC')::date, billing_period_start,
-           coalesce(service_name, ''), coalesce(resource_id, ''), coalesce(tags, '{}'), billing_currency,
-           ${usageBased}, sum(billed_cost), sum(effective_cost),
-           coalesce(sum(effective_cost) FILTER (WHERE ${untaggable}), 0), count(*)
-         FROM ${staging} GROUP BY 3, 4, 5, 6, 7, 8, 9`,
+        `INSERT INTO daily_spend (team_id, connection_id, day, billing_period_start, billing_currency, tags,
+           tags_hash, usage_based, billed_cost, effective_cost, untaggable_cost, records)
+         SELECT $1, $2, day, billing_period_start, billing_currency, tags, md5(tags::text), usage_based,
+           sum(billed_cost), sum(effective_cost), coalesce(sum(untaggable_cost), 0), count(*)
+         FROM (SELECT (charge_period_start AT TIME ZONE 'UTC')::date AS day, billing_period_start,
+             billing_currency, coalesce(tags, '{}') AS tags, ${usageBased} AS usage_based, billed_cost,
+             effective_cost, CASE WHEN ${untaggable} THEN effective_cost END AS untaggable_cost
+           FROM ${staging}) rows
+         GROUP BY day, billing_period_start, billing_currency, tags, usage_based`,
         [teamId, connectionId],
       );
       if (periods.length === 1) {

@@ -11,7 +11,7 @@
  * never usage-based, whatever their frequency, and `Recurring` and `One-Time` charges never are,
  * whatever their category.
  *
- * The rollups (`daily_costs.usage_based`, written on upload and by migration 0005), the scan data's
+ * The rollup (`daily_spend.usage_based`, written on upload; by migrations 0005 and 0009 before), the scan data's
  * `usage_cost` and the docs (docs/decisions.md) follow this rule; migration 0005 holds the fragment as
  * text, which a test compares with this one.
  */

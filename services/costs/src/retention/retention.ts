@@ -22,8 +22,8 @@ export function retainedFrom(at: Date, months: number): Date {
 
 /**
  * Retention of raw rows per team: a team may keep its raw FOCUS rows (what scans read) for a number of
- * months; the sweep drops whole billing-period partitions past it. Rollups (daily_costs, daily_spend,
- * what spend, budgets and posture read) are never dropped.
+ * months; the sweep drops whole billing-period partitions past it. The daily rollup (daily_spend, what
+ * spend, budgets and posture read) is never dropped.
  */
 export function retentionFactory({
   db,

@@ -87,8 +87,9 @@ function scopeOf(
 }
 
 /**
- * Spend read from the daily rollups, never from raw rows: `daily_spend`, the rollups of `daily_costs`
- * summed over services and resources (kept by triggers), so a month is a few thousand rows. The
+ * Spend read from the daily rollup, never from raw rows: `daily_spend`, the rows of each billing period
+ * summed per day, currency, tag set and usage-based flag at upload, so a month is a few thousand rows
+ * (a day that two periods charge has a row for each, summed here like the rest). The
  * measure is FOCUS `EffectiveCost` (amortized, after discounts and credits: what the team really
  * pays), which budgets use.
  */
