@@ -19,6 +19,12 @@ export interface LargeIngestRun {
   afterBodySeconds: number;
   rowsPerSecond: number;
   rssPeakMiB: { gateway: number; costs: number };
+  /**
+   * The highest reading of each quarter of the upload's time: memory that grows with the rows read climbs
+   * from quarter to quarter, a heap that settles does not (a higher peak than the small file's may be one
+   * collection's timing).
+   */
+  rssPeakByQuarterMiB?: { gateway: number[]; costs: number[] };
   /** CPU seconds of the gateway, costs and the database's Postgres backends during the upload. */
   cpuSeconds: Record<'gateway' | 'costs' | 'postgres', number>;
   /** The one-minute load average at its end (other work on the machine slows the rate). */
@@ -106,6 +112,14 @@ export function printLargeTenant(result: LargeTenantResult | { skipped: string }
       `<= ${t.memoryGrowth}x`,
       `${ingest.memoryGrowth.toFixed(2)}x (gateway ${n(ingest.small.rssPeakMiB.gateway)} to ${n(ingest.large.rssPeakMiB.gateway)} MiB, costs ${n(ingest.small.rssPeakMiB.costs)} to ${n(ingest.large.rssPeakMiB.costs)} MiB)`,
       ingest.memoryVerdict,
+    ],
+    [
+      'peak RSS of the large upload, by quarter of its time (gateway; costs)',
+      '',
+      ingest.large.rssPeakByQuarterMiB
+        ? `${ingest.large.rssPeakByQuarterMiB.gateway.map(n).join(', ')} MiB; ${ingest.large.rssPeakByQuarterMiB.costs.map(n).join(', ')} MiB`
+        : 'not measured',
+      '',
     ],
     [
       'restating the month (the same file again)',

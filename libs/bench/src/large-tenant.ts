@@ -240,7 +240,7 @@ export function largeTenantSection(settings: LargeTenantSettings) {
     } finally {
       memory.stop();
     }
-    const { peak } = memory.stop();
+    const { peak, quarters } = memory.stop();
     if (uploaded.rows !== rows) throw new Error(`the upload of ${rows} rows stored ${uploaded.rows}`);
     const run = {
       rows,
@@ -249,6 +249,7 @@ export function largeTenantSection(settings: LargeTenantSettings) {
       afterBodySeconds: uploaded.afterBodySeconds,
       rowsPerSecond: rows / uploaded.seconds,
       rssPeakMiB: { gateway: peak.gateway!, costs: peak.costs! },
+      rssPeakByQuarterMiB: { gateway: quarters.gateway!, costs: quarters.costs! },
       cpuSeconds: await cpu(),
       loadAverage: os.loadavg()[0]!,
     };
