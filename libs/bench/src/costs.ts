@@ -292,7 +292,7 @@ export function costsSection(settings: CostsSettings) {
   /**
    * `rows` raw records of one connection for the current month, in SQL: the generator's shape (a resource
    * per row of each hour, six services, 72 tag combinations and one resource in five untagged), then the
-   * daily rollups with the ingest's own INSERT, whose statement trigger keeps daily_spend, and ANALYZE as
+   * daily rollup (daily_spend) with the ingest's own INSERT, and ANALYZE as
    * autovacuum would soon after. An upload of this size would exceed the gateway's 2 GiB upload limit.
    */
   async function fill(connectionId: string, month: ReturnType<typeof currentMonth>, rows: number) {

@@ -214,17 +214,18 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
       );
       expect(Number(stats[0]!.reltuples), table).toBe(rows);
       expect(stats[0]!.columns, table).toBeGreaterThan(0);
-      // And the scan's index (cost_records_scan's, which ATTACH adopted), however the table was made ready.
-      const { rows: indexes } = await db.query<{ def: string }>(
-        `SELECT indexdef AS def FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1`,
+      // And the scan's index, built on the load table before the swap (named after it) for ATTACH to adopt:
+      // one ATTACH had to build would be named after the partition, under the lock readers wait for.
+      const { rows: indexes } = await db.query<{ name: string; def: string }>(
+        `SELECT indexname AS name, indexdef AS def FROM pg_indexes
+         WHERE schemaname = current_schema() AND tablename = $1`,
         [table],
       );
-      expect(
-        indexes.filter(({ def }) =>
-          def.includes('(connection_id, resource_id COLLATE "C", charge_period_start)'),
-        ),
-        table,
-      ).toHaveLength(1);
+      const scanIndexes = indexes.filter(({ def }) =>
+        def.includes('(connection_id, resource_id COLLATE "C", charge_period_start)'),
+      );
+      expect(scanIndexes, table).toHaveLength(1);
+      expect(scanIndexes[0]!.name, table).toMatch(/^cost_staging_/);
     }
   });
 
@@ -232,6 +233,8 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
     const connectionId = await newConnection();
     const first = file({ rows: 150, month: '2026-07', seed: 70 });
     await upload(connectionId, first);
+    const rollupsBefore = (await db.query(rollupsOf, [connectionId])).rows;
+    expect(rollupsBefore.length).toBeGreaterThan(0);
     // The same db, but building a table's scan index fails: on another connection (Postgres, one period)
     // or in the swap's transaction (PGlite).
     const failing = (q: Pick<Db, 'exec'>) => (sql: string) =>
@@ -264,11 +267,13 @@ describe(`restating a billing period swaps its partition (${setup})`, () => {
         })(),
       }),
     ).rejects.toThrow('index build failed');
-    // The first upload's period stands, whole; the failed one's load table is gone, its upload failed.
+    // The first upload's period stands, whole, rollup included; the failed one's load table is gone, its
+    // upload failed.
     expect(await periodTotal(connectionId, '2026-07-01')).toEqual({
       rows: first.rows,
       billed: expect.closeTo(first.billed, 6),
     });
+    expect((await db.query(rollupsOf, [connectionId])).rows).toEqual(rollupsBefore);
     const { rows: uploads } = await db.query<{ status: string; loads: number }>(
       `SELECT u.status, (SELECT count(*)::int FROM pg_class WHERE relname = u.staging_table) AS loads
        FROM cost_uploads u WHERE u.connection_id = $1 ORDER BY u.started_at`,

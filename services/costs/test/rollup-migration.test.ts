@@ -130,8 +130,9 @@ describe('migration 0005 on data stored before it', () => {
 
 describe('migration 0009 on the rollups before it', () => {
   // A day that two billing periods charge: the raw rows above (period October) and a row of September's
-  // period charged on 3 October (a late charge), added to daily_costs as uploads then did.
-  const late = { day: '2026-10-03', cost: 6.5 };
+  // period charged on 2 October (a late charge), added to daily_costs as uploads then did. October's
+  // usage-based rows of that day have the same currency and tag set: one row of daily_spend each.
+  const late = { day: '2026-10-02', cost: 6.5 };
 
   beforeAll(async () => {
     await db.query(

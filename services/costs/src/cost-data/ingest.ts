@@ -221,8 +221,11 @@ export function costDataFactory({
    * much later. A sample of 30,000 rows.
    */
   async function prepareTable(table: string, q: Queryable = db) {
-    await q.exec(`CREATE INDEX ON ${table} (connection_id, resource_id COLLATE "C", charge_period_start)`);
-    await q.exec(`ANALYZE ${table}`);
+    // One call, so one connection: the swap's transaction holds one and waits for this, which must not
+    // wait for a second from a pool the other uploads' transactions may hold.
+    await q.exec(
+      `CREATE INDEX ON ${table} (connection_id, resource_id COLLATE "C", charge_period_start); ANALYZE ${table}`,
+    );
   }
 
   /**

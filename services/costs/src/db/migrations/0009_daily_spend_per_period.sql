@@ -17,8 +17,10 @@ DROP TRIGGER daily_costs_deleted ON daily_costs;
 DROP TRIGGER daily_costs_updated ON daily_costs;
 DROP FUNCTION daily_spend_sync();
 
--- Rebuilt from `daily_costs` with the period (the same rows summed in another grouping: exact, numeric).
+-- Rebuilt from `daily_costs` with the period (the same rows summed in another grouping: exact, numeric),
+-- under the new key only (under the old one a day two periods charge would collide).
 TRUNCATE daily_spend;
+ALTER TABLE daily_spend DROP CONSTRAINT daily_spend_pkey;
 ALTER TABLE daily_spend ADD COLUMN billing_period_start date;
 INSERT INTO daily_spend (team_id, connection_id, day, billing_period_start, billing_currency, tags, tags_hash,
     usage_based, billed_cost, effective_cost, untaggable_cost, records)
@@ -27,7 +29,6 @@ INSERT INTO daily_spend (team_id, connection_id, day, billing_period_start, bill
   FROM daily_costs
   GROUP BY team_id, connection_id, day, billing_period_start, billing_currency, tags, usage_based;
 ALTER TABLE daily_spend ALTER COLUMN billing_period_start SET NOT NULL;
-ALTER TABLE daily_spend DROP CONSTRAINT daily_spend_pkey;
 ALTER TABLE daily_spend
   ADD PRIMARY KEY (connection_id, day, billing_currency, tags_hash, usage_based, billing_period_start);
 
