@@ -57,6 +57,31 @@ const untaggable = (row: (typeof raw)[number]) =>
 
 let db: Db;
 
+/** The test's own sums of the raw rows per day and usage-based flag, oldest day first, fees first. */
+function rawSums() {
+  const sums = new Map<
+    string,
+    { day: string; usage_based: boolean; effective: number; untaggable: number; records: number }
+  >();
+  for (const row of raw) {
+    const key = `${row.day} ${row.usage}`;
+    const entry = sums.get(key) ?? {
+      day: row.day,
+      usage_based: row.usage,
+      effective: 0,
+      untaggable: 0,
+      records: 0,
+    };
+    entry.effective += row.cost;
+    if (untaggable(row)) entry.untaggable += row.cost;
+    entry.records += 1;
+    sums.set(key, entry);
+  }
+  return [...sums.values()].sort(
+    (a, b) => a.day.localeCompare(b.day) || Number(a.usage_based) - Number(b.usage_based),
+  );
+}
+
 beforeAll(async () => {
   db = await freshDb('costs');
   await migrate(
@@ -102,29 +127,7 @@ describe('migration 0005 on data stored before it', () => {
        FROM daily_spend WHERE connection_id = $1 ORDER BY day, usage_based`,
       [connection],
     );
-    const expected = new Map<
-      string,
-      { day: string; usage_based: boolean; effective: number; untaggable: number; records: number }
-    >();
-    for (const row of raw) {
-      const key = `${row.day} ${row.usage}`;
-      const entry = expected.get(key) ?? {
-        day: row.day,
-        usage_based: row.usage,
-        effective: 0,
-        untaggable: 0,
-        records: 0,
-      };
-      entry.effective += row.cost;
-      if (untaggable(row)) entry.untaggable += row.cost;
-      entry.records += 1;
-      expected.set(key, entry);
-    }
-    expect(rows).toEqual(
-      [...expected.values()].sort(
-        (a, b) => a.day.localeCompare(b.day) || Number(a.usage_based) - Number(b.usage_based),
-      ),
-    );
+    expect(rows).toEqual(rawSums());
   });
 });
 
@@ -160,22 +163,7 @@ describe('migration 0009 on the rollups before it', () => {
       [connection],
     );
     // The test's own sums of the raw rows (all of October's period) per day and usage, and the late row.
-    const expected = new Map<string, (typeof rows)[number]>();
-    for (const row of raw) {
-      const key = `${row.day} ${row.usage}`;
-      const entry = expected.get(key) ?? {
-        day: row.day,
-        period: '2026-10-01',
-        usage_based: row.usage,
-        effective: 0,
-        untaggable: 0,
-        records: 0,
-      };
-      entry.effective += row.cost;
-      if (untaggable(row)) entry.untaggable += row.cost;
-      entry.records += 1;
-      expected.set(key, entry);
-    }
+    const expected = rawSums().map((sum) => ({ ...sum, period: '2026-10-01' }));
     const lateRow = {
       day: late.day,
       period: '2026-09-01',
@@ -185,7 +173,7 @@ describe('migration 0009 on the rollups before it', () => {
       records: 1,
     };
     expect(rows).toEqual(
-      [...expected.values(), lateRow].sort(
+      [...expected, lateRow].sort(
         (a, b) =>
           a.day.localeCompare(b.day) ||
           a.period.localeCompare(b.period) ||
