@@ -254,13 +254,16 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
     const first = !request.after;
     const light = first && parts !== costs.ScanDataParts.COUNT && parts !== costs.ScanDataParts.PAGES;
     const heavy = light && parts !== costs.ScanDataParts.RESOURCES;
+    const split = splitInto > 1;
     const aggregate = (sql: string, when = light, settings: readonly string[] = [], more: unknown[] = []) =>
       when ? query(sql, [...params, ...more], settings) : none;
     // A plan's AGGREGATES may ask for its shards' bounds too: from the aggregates' groups, not another
     // pass over the window's rows.
-    const boundsWithAggregates = light && parts === costs.ScanDataParts.AGGREGATES && splitInto > 1;
+    const boundsWithAggregates = light && parts === costs.ScanDataParts.AGGREGATES && split;
 
-    const [resources, count, bounds, lightRows, daily] = await Promise.all([
+    // COUNT's parameters: the split's count ($4) only when it is asked for, then the range's.
+    const countRange = inRange(range, split ? 5 : 4);
+    const [resources, count, lightRows, daily] = await Promise.all([
       !withResources
         ? none
         : query(
@@ -288,12 +291,11 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
              ${inRange(range, 7).sql}) scoped
            WINDOW period AS (PARTITION BY connection_id, resource_id COLLATE "C", charge_period_start)
          ), ranked AS (
-           SELECT *,
-             ARRAY[period_effective, period_billed, extract(epoch FROM charge_period_start), effective_cost, billed_cost] AS main_key,
-             max(ARRAY[period_effective, period_billed, extract(epoch FROM charge_period_start), effective_cost, billed_cost])
-               OVER resource AS resource_main_key,
+           SELECT *, max(main_key) OVER resource AS resource_main_key,
              max(charge_period_start) OVER resource AS latest_start
-           FROM per_row WINDOW resource AS (PARTITION BY connection_id, resource_id)
+           FROM (SELECT *, ARRAY[period_effective, period_billed, extract(epoch FROM charge_period_start),
+               effective_cost, billed_cost] AS main_key FROM per_row) keyed
+           WINDOW resource AS (PARTITION BY connection_id, resource_id)
          )
          SELECT connection_id, resource_id, sum(billed_cost)::float8 AS billed, sum(effective_cost)::float8 AS effective,
            sum(list_cost)::float8 AS list, sum(contracted_cost)::float8 AS contracted,
@@ -323,21 +325,17 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
             ],
             indexOrder,
           ),
-      parts === costs.ScanDataParts.COUNT && splitInto <= 1
-        ? query(
-            `SELECT count(*)::int AS count FROM (SELECT DISTINCT connection_id, resource_id
-             FROM (${scoped} AND resource_id <> ''${inRange(range, 4).sql}) scoped) pairs`,
-            [...params, ...inRange(range, 4).params],
-          )
-        : none,
-      // The bounds of a range's shards, with the resource count from the same pass.
-      splitInto > 1 && parts === costs.ScanDataParts.COUNT
+      // The range's resources counted, and with a split its shards' bounds from the same pass.
+      parts === costs.ScanDataParts.COUNT
         ? query(
             `WITH pairs AS MATERIALIZED (SELECT DISTINCT connection_id, resource_id COLLATE "C" AS resource_id
-               FROM (${scoped} AND resource_id <> ''${inRange(range, 5).sql}) scoped)
-             SELECT (SELECT count(*)::int FROM pairs) AS count,
-               ${shardBoundsOf('SELECT DISTINCT resource_id FROM pairs', '$4::int')} AS bounds`,
-            [...params, splitInto, ...inRange(range, 5).params],
+               FROM (${scoped} AND resource_id <> ''${countRange.sql}) scoped)
+             SELECT (SELECT count(*)::int FROM pairs) AS count${
+               split
+                 ? `, ${shardBoundsOf('SELECT DISTINCT resource_id FROM pairs', '$4::int')} AS bounds`
+                 : ''
+             }`,
+            [...params, ...(split ? [splitInto] : []), ...countRange.params],
           )
         : none,
       aggregate(
@@ -491,7 +489,8 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       };
     });
     // Oldest day first, then by connection, service and category (byte order; sorted here: with an ORDER BY
-    // the planner sorts the window's rows rather than hash them, see hashGroups). Each key's bytes once.
+    // the planner sorts the window's rows rather than hash them, see hashGroups). One key of the parts
+    // joined by NUL (which no text holds) orders as the parts one after the other.
     const dailyRows = daily.rows
       .map((row) => ({
         connectionId: text(row.connection_id),
@@ -504,11 +503,9 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       }))
       .map((row) => ({
         row,
-        key: [row.day, row.connectionId, row.serviceName, row.serviceCategory].map((part) =>
-          Buffer.from(part),
-        ),
+        key: Buffer.from([row.day, row.connectionId, row.serviceName, row.serviceCategory].join('\0')),
       }))
-      .sort((a, b) => a.key.reduce((order, part, i) => order || Buffer.compare(part, b.key[i]!), 0))
+      .sort((a, b) => Buffer.compare(a.key, b.key))
       .map(({ row }) => row);
     const tagRows = tagUsage.rows.map((row) => ({
       key: text(row.key),
@@ -517,7 +514,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       effectiveCost: num(row.effective),
     }));
     // A split's bounds: COUNT's, or those the aggregates' pass numbered.
-    const boundList = bounds.rows[0]?.bounds ?? lightRow?.bounds;
+    const boundList = count.rows[0]?.bounds ?? lightRow?.bounds;
     const shardBounds = Array.isArray(boundList) ? (boundList as unknown[]).map(text) : [];
     // The aggregates (first page only) and bounds are never cut: if they alone outgrow a page the scan
     // fails with this error rather than judging a part of the data.
@@ -574,7 +571,7 @@ export function scanDataQueries({ db, now = () => new Date() }: { db: Db; now?: 
       dataStart: span.rows[0]?.first ? new Date(span.rows[0].first as string) : null,
       dataEnd: span.rows[0]?.last ? new Date(span.rows[0].last as string) : null,
       // COUNT's, else (with the aggregates) the light aggregates' own count of the window's resources.
-      resourceCount: Number(count.rows[0]?.count ?? bounds.rows[0]?.count ?? lightRow?.pairs ?? 0),
+      resourceCount: Number(count.rows[0]?.count ?? lightRow?.pairs ?? 0),
       shardBounds,
     };
   }
