@@ -65,24 +65,11 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
     return { event, headers };
   }
 
-  async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
-    const { event, headers } = eventOf(entry);
-    // The NOTIFY is delivered when (and only if) the transaction commits: it wakes the relay at once.
-    await tx.query(
-      `WITH added AS (
-         INSERT INTO outbox (id, type, subject, data, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)
-         RETURNING id
-       )
-       SELECT pg_notify(${outboxChannelSql}, '') FROM added`,
-      [event.id, event.type, event.subject ?? null, JSON.stringify(event.data), JSON.stringify(headers)],
-    );
-    return event;
-  }
-
   /**
    * Adds events in order, a few thousand per INSERT with one NOTIFY, instead of a statement each: for a
-   * transaction that writes thousands (a scan's findings). Rows keep their order as `add` keeps it:
-   * `created_at` (clock_timestamp(), taken row by row in the order given), then the id (time-ordered).
+   * transaction that writes thousands (a scan's findings). Rows keep the order given, as the relay reads
+   * them: `created_at` (clock_timestamp(), taken row by row), then the id (time-ordered). The NOTIFY is
+   * delivered when (and only if) the transaction commits: it wakes the relay at once.
    */
   async function addAll(tx: Queryable, entries: readonly OutboxEntry[]): Promise<CloudEvent[]> {
     const added: CloudEvent[] = [];
@@ -108,6 +95,12 @@ export function createOutbox({ source, newId = defaultNewId, now = () => new Dat
       added.push(...batch.map(({ event }) => event));
     }
     return added;
+  }
+
+  /** One event: a batch of one. */
+  async function add(tx: Queryable, entry: OutboxEntry): Promise<CloudEvent> {
+    const [event] = await addAll(tx, [entry]);
+    return event!;
   }
 
   return {
