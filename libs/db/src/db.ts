@@ -169,6 +169,11 @@ async function openPostgres(url: string, options: OpenDbOptions): Promise<Db> {
   });
   // An idle connection that breaks leaves the pool; the next query opens a new one once the server is back.
   pool.on('error', (error) => options.logger?.warn({ err: error }, 'database connection lost'));
+  // pg-pool takes its idle listener off a connection as it hands it out, and the taker attaches its own
+  // only a moment later. A FATAL read in the same chunk as the answer that released the connection
+  // (its server died as it answered) falls between the two: without a listener of the connection's
+  // own it would end the process. The query or transaction that holds the connection fails instead.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const prepared = options.preparedStatements ?? true;
   const wrap = (target: pg.Pool | pg.PoolClient): Queryable => ({
     async query(sql, params, queryOptions) {
