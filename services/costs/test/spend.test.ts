@@ -371,7 +371,8 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
     await db.query('DELETE FROM exchange_rates');
   });
 
-  it('answers a budget over a month of 3,300 resources a day (3M hourly raw rows) in well under 200 ms', async () => {
+  // Its speed (budget evaluation p99 with 10M rows loaded) is measured by `npm run bench`, not here.
+  it('answers a budget over a month of 3,300 resources a day (3M hourly raw rows) from the daily rollup', async () => {
     const con = await addConnection(teamA, newId('connection'));
     // 3,300 resources a day, rolled up as an upload does: per day and tag set.
     await db.query(
@@ -392,16 +393,12 @@ describe(`spend from the daily rollups (${process.env.DATABASE_URL ? 'postgres' 
       to: timestampFromDate(new Date('2026-08-01T00:00:00Z')),
       currency: 'USD',
     };
-    await spend.getSpend(teamA, { ...request, tags: {} }); // warm
-    const started = performance.now();
     const all = await spend.getSpend(teamA, { ...request, tags: {} });
     const tagged = await spend.getSpend(teamA, { ...request, tags: { environment: 'env1', team: 'team2' } });
-    const elapsed = (performance.now() - started) / 2;
     expect(all.converted).toBe(31 * 3300 * 1.25);
     // r with r % 3 = 1 and r % 4 = 2 (and so r % 5 <> 0 for tags) over 1..3300: counted here, not copied.
     let matching = 0;
     for (let r = 1; r <= 3300; r++) if (r % 5 !== 0 && r % 3 === 1 && r % 4 === 2) matching++;
     expect(tagged.converted).toBe(31 * matching * 1.25);
-    expect(elapsed).toBeLessThan(100);
   });
 });
