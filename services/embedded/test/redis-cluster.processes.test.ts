@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { identity } from '@costgov/contracts';
+import { createRpcClient, type RpcClient } from '@costgov/rpc';
+import {
+  createTestDatabase,
+  deleteStreams,
+  realInfra,
+  redisClusterBinaries,
+  startBackends,
+  startGatewayProcess,
+  startRedisCluster,
+  uniqueName,
+  type GatewayProcess,
+  type Proc,
+  type RedisCluster,
+  type TestDatabase,
+} from '@costgov/testing';
+
+const bootstrapKey = 'cg_live_redisclusterprocessesbootstrap00';
+
+/**
+ * Two gateway processes configured as a large tenant runs them (REDIS_URL a seed of a three-master Redis
+ * Cluster, REDIS_CLUSTER=on): the rate limits and the Idempotency-Key records are the cluster's, shared
+ * by both gateways and spread over its masters, and neither gateway falls back to per-process storage.
+ * The cluster's failures are tried in libs/ratelimit and libs/idempotency; this is the gateway's wiring.
+ */
+describe.runIf(realInfra && redisClusterBinaries())('gateways on a Redis Cluster (REDIS_CLUSTER=on)', () => {
+  const namespace = uniqueName('rc');
+  let database: TestDatabase;
+  const procs: Proc[] = [];
+  let cluster: RedisCluster;
+  let gateways: GatewayProcess[] = [];
+  let identityClient: RpcClient<typeof identity.IdentityService>;
+  let teamId = '';
+
+  const newKey = async () =>
+    (await identityClient.createApiKey({ name: 'rc', scopes: ['guard:read', 'guard:write'] }, { teamId }))
+      .secret;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('rc');
+    cluster = await startRedisCluster();
+    const backends = await startBackends(
+      {
+        DATABASE_URL: database.url,
+        NATS_URL: process.env.NATS_URL,
+        EVENT_NAMESPACE: namespace,
+        GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
+      },
+      procs,
+    );
+    const env = { LOG_LEVEL: 'info', REDIS_URL: cluster.url, REDIS_CLUSTER: 'on' };
+    gateways = await Promise.all([
+      startGatewayProcess('gateway-a', backends, env, procs),
+      startGatewayProcess('gateway-b', backends, env, procs),
+    ]);
+    identityClient = createRpcClient(identity.IdentityService, backends.identity);
+    teamId = (await identityClient.listTeams({})).teams[0]!.id;
+  }, 180_000);
+
+  afterAll(async () => {
+    identityClient?.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await cluster?.close();
+    await database?.drop();
+    if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
+  }, 60_000);
+
+  it('shares one token bucket between the two gateways', async () => {
+    const key = await newKey();
+    const started = Date.now();
+    let passed = 0;
+    for (let i = 0; i < 200; i++) {
+      const response = await fetch(`${gateways[i % 2]!.url}/v1/guard/projects?per_page=1`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      if (response.status === 200) passed++;
+      else expect(response.status).toBe(429);
+    }
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 2);
+    // The bucket holds 120 and refills 2 a second; two buckets of their own would let all 200 through.
+    expect(passed).toBeGreaterThanOrEqual(120);
+    expect(passed).toBeLessThanOrEqual(120 + refilled + 1);
+  });
+
+  it('answers a key sent to one gateway from the other with the first answer', async () => {
+    const key = await newKey();
+    const create = (gateway: GatewayProcess, idempotencyKey: string, name: string) =>
+      fetch(`${gateway.url}/v1/guard/projects`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+        },
+        body: JSON.stringify({ name }),
+      });
+    // Keys enough that their records land on every master (each key is its own slot).
+    for (let i = 0; i < 12; i++) {
+      const idempotencyKey = `${namespace}-${i}`;
+      const name = `cluster project ${i}`;
+      const first = await create(gateways[i % 2]!, idempotencyKey, name);
+      expect(first.status).toBe(201);
+      const { data } = (await first.json()) as { data: { id: string } };
+      const again = await create(gateways[(i + 1) % 2]!, idempotencyKey, name);
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(((await again.json()) as { data: { id: string } }).data.id).toBe(data.id);
+    }
+    const list = await fetch(`${gateways[0]!.url}/v1/guard/projects?per_page=100`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const names = ((await list.json()) as { data: Array<{ name: string }> }).data
+      .map((project) => project.name)
+      .filter((name) => name.startsWith('cluster project '));
+    expect(names.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `cluster project ${i}`).sort());
+  });
+
+  it('keeps its records on every master and never falls back to per-process storage', async () => {
+    for (const node of cluster.nodes) expect(Number(await node.admin.call('DBSIZE'))).toBeGreaterThan(0);
+    for (const gateway of gateways) {
+      const metrics = await (await fetch(gateway.metricsUrl)).text();
+      expect(metrics).toMatch(/^ratelimit_fallback_active 0$/m);
+      expect(metrics).toMatch(/^idempotency_fallback_active 0$/m);
+      expect(metrics).not.toMatch(/^(ratelimit|idempotency)_fallback_total(\{[^}]*\})? [1-9]/m);
+      expect(gateway.proc.output()).not.toMatch(/falling back|kept per process/);
+    }
+  });
+});
