@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Logger } from '@costgov/log';
 import {
   captureLogger,
   eventually,
@@ -36,6 +37,24 @@ interface Instance {
   transitions: boolean[];
 }
 
+/** Two limiters on the cluster, each with its per-process fallback: two gateway replicas. */
+async function twoInstances(cluster: RedisCluster, logger: Logger): Promise<Instance[]> {
+  const instances: Instance[] = [];
+  for (let i = 0; i < 2; i++) {
+    const transitions: boolean[] = [];
+    const primary = createRedisLimiter({ url: cluster.url, cluster: true, logger, timeoutMs, keyPrefix });
+    await primary.ready(10_000);
+    const limiter = createFallbackLimiter({
+      primary,
+      fallback: createMemoryLimiter(),
+      logger,
+      onFallback: (active) => transitions.push(active),
+    });
+    instances.push({ limiter, transitions });
+  }
+  return instances;
+}
+
 describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one killed', () => {
   const { logger } = captureLogger({ level: 'debug' });
   let cluster: RedisCluster;
@@ -46,19 +65,7 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one ki
 
   beforeAll(async () => {
     cluster = await startRedisCluster({ masters: 3, nodeTimeoutMs: 1_000 });
-    instances = [];
-    for (let i = 0; i < 2; i++) {
-      const transitions: boolean[] = [];
-      const primary = createRedisLimiter({ url: cluster.url, cluster: true, logger, timeoutMs, keyPrefix });
-      await primary.ready(10_000);
-      const limiter = createFallbackLimiter({
-        primary,
-        fallback: createMemoryLimiter(),
-        logger,
-        onFallback: (active) => transitions.push(active),
-      });
-      instances.push({ limiter, transitions });
-    }
+    instances = await twoInstances(cluster, logger);
     // The victim is the master of the first bucket; the other buckets are picked on the same master.
     const first = uniqueName('tenant');
     victim = await cluster.masterOf(tokensKey(first));
@@ -153,4 +160,84 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one ki
     expect(second).toBe(policy.capacity - half);
     expect(await victim.admin.exists(tokensKey(keys.after))).toBe(1);
   }, 60_000);
+});
+
+/**
+ * A cluster as large tenants run it: three masters with a replica each. The master holding a bucket is
+ * killed with SIGKILL and stays down: its replica is promoted, and both instances go back to one shared
+ * bucket on their own (the cluster client follows the slots to the new master) while the old master is
+ * still gone.
+ */
+describe.skipIf(!runs)('rate limiter on a Redis Cluster with replicas, one master killed for good', () => {
+  const { logger } = captureLogger({ level: 'debug' });
+  let cluster: RedisCluster;
+  let instances: Instance[];
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ masters: 3, replicas: 1, nodeTimeoutMs: 1_000 });
+    instances = await twoInstances(cluster, logger);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const { limiter } of instances ?? []) await limiter.close();
+    await cluster?.close();
+  });
+
+  /**
+   * The first instance takes half the bucket, the second as much as it can: allowed by each, and the
+   * slowest answer.
+   */
+  const shared = async (key: string) => {
+    const allowed: number[] = [];
+    let slowestMs = 0;
+    for (const [instance, tries] of [
+      [instances[0]!, policy.capacity / 2],
+      [instances[1]!, policy.capacity],
+    ] as const) {
+      let count = 0;
+      for (let i = 0; i < tries; i++) {
+        const { value: allowedNow, ms } = await timed(async () => {
+          const acquisition = await instance.limiter.acquire(key, policy);
+          await acquisition.lease?.release();
+          return acquisition.decision.allowed;
+        });
+        slowestMs = Math.max(slowestMs, ms);
+        if (allowedNow) count++;
+      }
+      allowed.push(count);
+    }
+    return { allowed, slowestMs };
+  };
+
+  it('promotes the replica and shares one bucket on it again, the old master still down', async () => {
+    const key = uniqueName('replicated');
+    expect((await shared(key)).allowed).toEqual([policy.capacity / 2, policy.capacity / 2]);
+    const master = await cluster.masterOf(tokensKey(key));
+    // Fresh buckets on the same master's slots, one per try after the kill.
+    const onMaster: string[] = [];
+    for (let i = 0; onMaster.length < 60; i++) {
+      const candidate = `${key}-${i}`;
+      if ((await cluster.masterOf(tokensKey(candidate))).port === master.port) onMaster.push(candidate);
+    }
+    await master.kill();
+
+    // Through the failover every answer comes promptly: from the cluster, or from the per-process
+    // fallback while the slots have no master. Then a fresh bucket is shared again, on the promoted replica.
+    let slowestMs = 0;
+    let after = '';
+    await eventually(async () => {
+      after = onMaster.shift()!;
+      const answer = await shared(after);
+      slowestMs = Math.max(slowestMs, answer.slowestMs);
+      const [first, second] = answer.allowed;
+      if (first === policy.capacity / 2 && second === policy.capacity / 2) return true;
+      await new Promise((resolve) => setTimeout(resolve, 500)); // 60 buckets last the 30 s
+      return undefined;
+    }, 30_000);
+    expect(slowestMs).toBeLessThan(timeoutMs + 1_000);
+    for (const { transitions } of instances) expect(transitions.at(-1) ?? false).toBe(false);
+    const promoted = await cluster.masterOf(tokensKey(after));
+    expect(promoted.port).not.toBe(master.port);
+    expect(await promoted.admin.exists(tokensKey(after))).toBe(1);
+  }, 90_000);
 });

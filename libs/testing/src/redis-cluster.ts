@@ -31,17 +31,22 @@ export interface RedisClusterNode {
 }
 
 /**
- * A Redis Cluster of masters without replicas on loopback, owned by one test file (free ports, a
- * temporary folder). Without replicas a killed master's slots have no server until it is started again,
- * and the cluster as a whole answers CLUSTERDOWN once the others see it fail (after `nodeTimeoutMs`).
+ * A Redis Cluster on loopback, owned by one test file (free ports, a temporary folder): `masters`
+ * masters, each with `replicas` replicas (none by default). Without replicas a killed master's slots have
+ * no server until it is started again, and the cluster as a whole answers CLUSTERDOWN once the others see
+ * it fail (after `nodeTimeoutMs`); with them, a replica of the killed master is promoted in its place.
  */
 export interface RedisCluster {
+  /** Every server, masters and replicas alike (redis-cli chooses the roles; a failover changes them). */
   nodes: RedisClusterNode[];
   /** The URL of the first node: a seed from which a cluster client learns the others. */
   url: string;
   /** The node whose slots hold `key` (its hash tag, when it has one). */
   masterOf(key: string): Promise<RedisClusterNode>;
-  /** Until every running node reports `cluster_state:ok` and sees every other running node. */
+  /**
+   * Until every running node reports `cluster_state:ok` and sees every other running node, and every
+   * replica has synced with its master.
+   */
   healthy(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -54,8 +59,9 @@ export const redisClusterBinaries = (): { server: string; cli: string } | undefi
 
 export async function startRedisCluster({
   masters = 3,
+  replicas = 0,
   nodeTimeoutMs = 1_000,
-}: { masters?: number; nodeTimeoutMs?: number } = {}): Promise<RedisCluster> {
+}: { masters?: number; replicas?: number; nodeTimeoutMs?: number } = {}): Promise<RedisCluster> {
   const binaries = redisClusterBinaries();
   if (!binaries) throw new Error('redis-server and redis-cli are needed on PATH for a Redis Cluster');
   const dir = mkdtempSync(path.join(tmpdir(), 'costgov-redis-cluster-'));
@@ -63,7 +69,7 @@ export async function startRedisCluster({
   const running = new Map<number, SpawnedServer>();
   const forgets: (() => void)[] = [];
 
-  for (let i = 0; i < masters; i++) {
+  for (let i = 0; i < masters * (1 + replicas); i++) {
     const port = await freePort();
     const start = async () => {
       const server = spawnServer(binaries.server, [
@@ -127,6 +133,10 @@ export async function startRedisCluster({
             .split('\n')
             .flatMap((line) => (line.split(' ')[2] ?? '').split(','));
           if (flags.some((flag) => ['fail', 'fail?', 'handshake', 'noaddr'].includes(flag))) return undefined;
+          // A replica that has not synced with its master yet could not take its place.
+          const replication = String(await node.admin.call('INFO', 'replication'));
+          if (replication.includes('role:slave') && !replication.includes('master_link_status:up'))
+            return undefined;
         }
         return true;
       }, timeoutMs);
@@ -147,7 +157,7 @@ export async function startRedisCluster({
       'create',
       ...nodes.map((node) => `127.0.0.1:${node.port}`),
       '--cluster-replicas',
-      '0',
+      String(replicas),
       '--cluster-yes',
     ]);
     await cluster.healthy();
