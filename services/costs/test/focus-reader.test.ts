@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '@costgov/errors';
 import { recordLines } from '@costgov/testing';
@@ -121,6 +122,44 @@ describe('FOCUS reader', () => {
         },
       ]);
     }
+  });
+
+  it("reads an export split into files, sent as one body with each part's header, as one file", async () => {
+    const rows = sample.toString('utf8').split('\n').slice(1, 31);
+    const parts = [rows.slice(0, 12), rows.slice(12, 13), rows.slice(13)];
+    // The second part with its own byte order mark, the third after a blank line.
+    const body = Buffer.from(
+      `${header}\n${parts[0]!.join('\n')}\n` +
+        `\uFEFF${header}\n${parts[1]!.join('\n')}\n\n` +
+        `${header}\n${parts[2]!.join('\n')}\n`,
+    );
+    const whole = await read(Buffer.from(`${header}\n${rows.join('\n')}\n`));
+    for (const size of [5, 333, 64 * 1024]) {
+      const joined = await read(body, size);
+      expect(joined.facts.rows).toBe(30);
+      expect(joined.copyText).toBe(whole.copyText);
+      expect(joined.facts.totals).toEqual(whole.facts.totals);
+    }
+    // gzip parts concatenated as they are (one gzip member each), as `cat part-*.csv.gz` makes them.
+    const gzipped = Buffer.concat(
+      parts.map((part) => gzipSync(Buffer.from(`${header}\n${part.join('\n')}\n`))),
+    );
+    const reader = readFocus(pieces(gzipped, 1_000), 'gzip');
+    let copyText = '';
+    for await (const chunk of reader.chunks) copyText += chunk;
+    expect(copyText).toBe(whole.copyText);
+    expect(reader.facts().rows).toBe(30);
+  });
+
+  it('refuses a part whose header has other columns, naming its row and line', async () => {
+    const rows = sample.toString('utf8').split('\n').slice(1, 6);
+    const columns = parse(header)[0] as string[];
+    const reordered = [...columns.slice(1), columns[0]!].map((name) => `"${name}"`).join(',');
+    const body = Buffer.from(`${header}\n${rows.slice(0, 2).join('\n')}\n${reordered}\n${rows[2]}\n`);
+    const details = await refusal(read(body));
+    expect(details).toEqual([
+      { field: 'row 4 (line 4)', message: expect.stringMatching(/header row with other columns/) },
+    ]);
   });
 
   it('reads NULL, null and empty fields as null', async () => {

@@ -111,6 +111,31 @@ describe('REST POST /v1/guard/connections/{id}/cost-data: FOCUS 1.0 to 1.3', () 
     expect(summary.warnings).toEqual([]);
   });
 
+  it('stores an export split into parts, sent as one body of gzip members, whole; a part alone replaces it', async () => {
+    const connectionId = await newConnection();
+    const file = await generated({ rows: 1500, month: '2025-07', seed: 5, version: '1.2' });
+    const [header, ...rows] = file.toString('utf8').trimEnd().split('\n');
+    const parts = [rows.slice(0, 600), rows.slice(600, 601), rows.slice(601)].map((part) =>
+      Buffer.from(`${header}\n${part.join('\n')}\n`),
+    );
+    // As `cat part-*.csv.gz` makes it: each part a gzip member with its own header.
+    const reply = await upload(connectionId, Buffer.concat(parts.map((part) => gzipSync(part))), {
+      'content-type': 'application/gzip',
+    });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.data.rows).toBe(records(file).length);
+    const expected = totalsOf(file);
+    for (const total of reply.body.data.totals) {
+      expect(total.billed_cost).toBeCloseTo(expected.get(total.currency)!.billed, 6);
+      expect(total.effective_cost).toBeCloseTo(expected.get(total.currency)!.effective, 6);
+    }
+    // One part sent alone is the period's whole data: it replaces the three.
+    const alone = await upload(connectionId, parts[0]!);
+    expect(alone.status, alone.text).toBe(200);
+    expect(alone.body.data.rows).toBe(records(parts[0]!).length);
+    expect(alone.body.data.rows_replaced).toBe(records(file).length);
+  });
+
   it('warns of rows charged in the future, with their count and the latest', async () => {
     const connectionId = await newConnection();
     const month = new Date(Date.now() + 45 * 86_400_000).toISOString().slice(0, 7);

@@ -511,6 +511,15 @@ export interface paths {
      *     does not double it. An upload that is refused, cut off or cancelled stores nothing. A `disabled`
      *     connection refuses uploads (`409`).
      *
+     *     Large accounts' exports come as several files (parts) per billing period. Send the parts of one
+     *     export as one body, one after another, each with its header: a row identical to the first row is
+     *     a part's header and is skipped (a part's own byte order mark aside), and gzip parts are
+     *     concatenated as they are, one gzip member each (`cat part-*.csv.gz`). Row and line numbers in
+     *     errors are those of the whole body. A header row with other columns is `422`. Sent one by one,
+     *     each part would replace the period the part before stored; `costgov ingest DIR --parts` sends a
+     *     folder's files as one upload, and without `--parts` exits 1 when a file replaced a period an
+     *     earlier file of the run stored.
+     *
      *     The answer is `200` (the connection's data was replaced, no new resource is created) with a
      *     summary of what was stored: the FOCUS version the columns match, the billing periods with their
      *     start and end, the totals per currency, and `warnings` about the data (rows charged in the

@@ -269,6 +269,20 @@ export function readFocus(
           }
           row++;
           const physical = lines[position]!;
+          // A header row has a column name where a data row has BilledCost, a number (the one test made
+          // for every row): the header again is the next part of an export split into files, sent as one
+          // body; another header cannot be read against the first.
+          if ((record[billed]?.charCodeAt(0) ?? 0) >= 65 /* A */) {
+            if (repeatsHeader(record, header)) continue;
+            if (looksLikeHeader(record)) {
+              problem(
+                where(row, physical),
+                "is a header row with other columns than the file's first row: the parts of one upload " +
+                  'must share one header',
+              );
+              continue;
+            }
+          }
           if (record.length !== header.length) {
             problem(where(row, physical), `has ${record.length} fields; the header has ${header.length}`);
             continue;
@@ -439,6 +453,38 @@ function rangesOf(ranges: Set<string>): Array<{ start: Date; end: Date }> {
     (a, b) => a.start.getTime() - b.start.getTime() || a.end.getTime() - b.end.getTime(),
   );
 }
+
+/**
+ * Whether `record` is `header` again (a part's own byte order mark aside). Exports of large accounts come
+ * as several files per billing period, each with the header; sent as one body (concatenated, the header
+ * repeated; gzip members concatenated likewise), they are one upload that replaces the period whole. No
+ * data row can be the header: `BilledCost` is not a number.
+ */
+function repeatsHeader(record: string[], header: string[]): boolean {
+  if (record.length !== header.length) return false;
+  if (firstName(record[0]!) !== header[0]) return false;
+  for (let i = 1; i < record.length; i++) if (record[i] !== header[i]) return false;
+  return true;
+}
+
+/**
+ * A part's first column name as parsed: after a byte order mark, which the CSV parser sees as text
+ * before the quote, so a quoted name keeps its quotes.
+ */
+function firstName(field: string): string {
+  if (field.charCodeAt(0) !== 0xfeff) return field;
+  const name = field.slice(1);
+  return name.length > 1 && name.startsWith('"') && name.endsWith('"')
+    ? name.slice(1, -1).replaceAll('""', '"')
+    : name;
+}
+
+/** A header row of other columns (a part exported with another column set or order). */
+const looksLikeHeader = (record: string[]) => {
+  const names = new Set(record);
+  names.add(firstName(record[0]!));
+  return requiredColumns.every((name) => names.has(name));
+};
 
 /** A row problem's `field`: the record, the physical line it starts on and the column. */
 const where = (row: number, line: number, column?: string) =>
