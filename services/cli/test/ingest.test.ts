@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '@costgov/testing';
 import { run } from '../src';
@@ -23,11 +23,14 @@ let dir = '';
 let received: Received[] = [];
 let answer: (upload: Received, res: ServerResponse) => void;
 
+/** The billing period an upload answers: a month of its own, from September 2024 on, in the order received. */
+const periodOf = (upload: Received) => `2024-${String(9 + received.indexOf(upload)).padStart(2, '0')}-01`;
+
 const summaryOf = (upload: Received) => ({
   connection_id: decodeURIComponent(upload.path.split('/')[4]!),
   rows: upload.body.toString().split('\n').length - 2,
   focus_version: '1.0',
-  billing_periods: ['2024-09-01'],
+  billing_periods: [periodOf(upload)],
   billing_period_ranges: [{ start: '2024-09-01T00:00:00.000Z', end: '2024-10-01T00:00:00.000Z' }],
   totals: [{ currency: 'USD', billed_cost: 12.5, effective_cost: 11.25 }],
   rows_replaced: 0,
@@ -214,6 +217,83 @@ describe('costgov ingest: uploads (non-TTY output)', () => {
     expect(result.stdout).toMatch(/^file: +.*b\.csv$/m);
     expect(result.stdout).not.toMatch(/a\.csv/);
     expect(result.stderr).not.toMatch(stackFrame);
+  });
+
+  it('says when a file replaced a billing period an earlier file of the run stored, and exits 1', async () => {
+    const folder = join(dir, 'split');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'part-1.csv'), csv(2));
+    await writeFile(join(folder, 'part-2.csv'), csv(3));
+    // Both parts hold September: the second upload replaced the first one's rows.
+    answer = (upload, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: { ...summaryOf(upload), billing_periods: ['2024-09-01'] } }));
+    const result = await cli(['ingest', folder, '--connection', 'con_1']);
+    expect(result.code).toBe(1);
+    expect(received).toHaveLength(2);
+    expect(result.stderr).toContain(
+      `error: ${join(folder, 'part-2.csv')} replaced billing period 2024-09-01 that ${join(folder, 'part-1.csv')} had stored`,
+    );
+    expect(result.stderr).toMatch(/send them together: costgov ingest DIR --parts$/m);
+  });
+
+  it('sends the parts of one export as one upload with --parts: gzip members one after another', async () => {
+    const folder = join(dir, 'parts-gz');
+    await mkdir(folder, { recursive: true });
+    const parts = [csv(3), csv(2)];
+    const gzipped = parts.map((part) => gzipSync(part));
+    await writeFile(join(folder, 'part-00001.csv.gz'), gzipped[0]!);
+    await writeFile(join(folder, 'part-00002.csv.gz'), gzipped[1]!);
+    const result = await cli(['ingest', folder, '--connection', 'con_1', '--parts', '--json']);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(1);
+    const [upload] = received;
+    expect(upload!.headers['content-type']).toBe('application/gzip');
+    expect(Number(upload!.headers['content-length'])).toBe(upload!.body.byteLength);
+    // Each part whole, a line break between them: what the API reads as one file (repeated header skipped).
+    expect(gunzipSync(upload!.body).toString()).toBe(`${parts[0]}\n${parts[1]}`);
+    expect(jsonOf<IngestedFile[]>(result).map((f) => f.file)).toEqual([`${folder} (2 parts)`]);
+  });
+
+  it('names the part and its own line of a problem in an upload of parts', async () => {
+    const folder = join(dir, 'parts-bad');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'a.csv'), csv(2));
+    await writeFile(join(folder, 'b.csv'), 'BilledCost,EffectiveCost,BillingCurrency\nabc,1,USD\n');
+    // The body's lines: a.csv 1 to 3, the blank line between parts 4, b.csv 5 and 6 (its row abc).
+    answer = (_upload, res) =>
+      res.writeHead(422, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: {
+            code: 'validation_error',
+            message: 'The file is not valid FOCUS; nothing was stored.',
+            details: [
+              { field: 'row 5 (line 6), column BilledCost', message: "'abc' is not a decimal number" },
+            ],
+          },
+        }),
+      );
+    const result = await cli(['ingest', folder, '--connection', 'con_1', '--parts']);
+    expect(result.code).toBe(1);
+    expect(received).toHaveLength(1);
+    expect(result.stderr).toContain(
+      `error: ${folder} (2 parts): The file is not valid FOCUS; nothing was stored.\n` +
+        "  b.csv line 2, column BilledCost (row 5 of the upload): 'abc' is not a decimal number\n",
+    );
+  });
+
+  it('refuses --parts over plain and gzip files together (exit 2)', async () => {
+    const folder = join(dir, 'parts-mixed');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'a.csv'), csv(1));
+    await writeFile(join(folder, 'b.csv.gz'), gzipSync(csv(1)));
+    const result = await cli(['ingest', folder, '--connection', 'con_1', '--parts']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /--parts sends the files as one body: they must be all \.csv or all \.csv\.gz/,
+    );
+    expect(received).toHaveLength(0);
   });
 
   it('stops with exit 3 when the API cannot be reached', async () => {

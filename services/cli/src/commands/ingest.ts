@@ -1,15 +1,18 @@
+import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import { Option, type Command } from 'commander';
-import { DomainError } from '@costgov/errors';
+import { DomainError, type FieldViolation } from '@costgov/errors';
 import { withApiOptions, type ApiOptions } from '../api';
 import type { Field, Io } from '../output';
 import type { Act } from '../program';
 import { bytesText, progressOf } from '../progress';
-import { uploadFile, type IngestSummaryJson } from '../upload';
+import { contentTypeOf, uploadFile, type IngestSummaryJson, type UploadPart } from '../upload';
 
 interface IngestOptions extends ApiOptions {
   connection: string;
+  parts?: boolean;
   json?: boolean;
   quiet?: boolean;
 }
@@ -62,11 +65,70 @@ async function filesOf(target: string, command: Command): Promise<Array<{ path: 
   );
 }
 
+/** Each part's first line in the body of an upload of `parts`: one line break between two parts. */
+async function partStarts(parts: readonly UploadPart[]): Promise<number[]> {
+  const starts: number[] = [];
+  let line = 1;
+  for (const part of parts) {
+    starts.push(line);
+    const source = createReadStream(part.path);
+    let breaks = 0;
+    for await (const chunk of (contentTypeOf(part.path) === 'application/gzip'
+      ? source.pipe(createGunzip())
+      : source) as AsyncIterable<Buffer>) {
+      for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) breaks++;
+    }
+    line += breaks + 1;
+  }
+  return starts;
+}
+
+/**
+ * The API names a problem by the row and line of the whole body; with parts, the line becomes the
+ * part's own (`part-2.csv line 9, column BilledCost (row 1005 of the upload)`).
+ */
+async function inParts(details: FieldViolation[], parts: readonly UploadPart[]): Promise<FieldViolation[]> {
+  if (parts.length < 2) return details;
+  const starts = await partStarts(parts).catch(() => undefined);
+  if (!starts) return details;
+  return details.map(({ field, message }) => {
+    const at = /^row (\d+) \(line (\d+)\)(.*)$/.exec(field);
+    if (!at) return { field, message };
+    const line = Number(at[2]);
+    let index = starts.length - 1;
+    while (index > 0 && starts[index]! > line) index--;
+    const where = `${basename(parts[index]!.path)} line ${line - starts[index]! + 1}${at[3]}`;
+    return { field: `${where} (row ${at[1]} of the upload)`, message };
+  });
+}
+
+/**
+ * The billing periods a file stored that a later file of the same run stored again: the later one
+ * replaced those rows (a period is replaced whole by each upload), what parts of one export sent one by
+ * one would do.
+ */
+function replacedPeriods(stored: readonly IngestedFile[]): string[] {
+  const problems: string[] = [];
+  for (const [index, later] of stored.entries()) {
+    for (const earlier of stored.slice(0, index)) {
+      const shared = later.billing_periods.filter((period) => earlier.billing_periods.includes(period));
+      if (shared.length > 0)
+        problems.push(
+          `${later.file} replaced billing period${shared.length === 1 ? '' : 's'} ${shared.join(', ')} ` +
+            `that ${earlier.file} had stored`,
+        );
+    }
+  }
+  return problems;
+}
+
 /**
  * `costgov ingest FILE|DIR --connection ID`: uploads FOCUS exports through the REST API, one file after
  * another, with progress on stderr and each file's summary on stdout. A refused file is reported with
  * the API's row and column details and the next file is still sent; the exit code is 1 when any file
- * was not stored, 3 when the API cannot be reached (the rest is not attempted).
+ * was not stored, or when a file replaced a billing period an earlier file of the run had stored (the
+ * parts of one export sent one by one: `--parts` sends them as one upload), 3 when the API cannot be
+ * reached (the rest is not attempted).
  */
 export function registerIngest(program: Command, act: Act, io: Io): void {
   withApiOptions(program.command('ingest'), io.env)
@@ -75,23 +137,44 @@ export function registerIngest(program: Command, act: Act, io: Io): void {
     .addOption(
       new Option('--connection <connection-id>', 'the connection the files belong to').makeOptionMandatory(),
     )
+    .addOption(
+      new Option(
+        '--parts',
+        'the files are the parts of one export (a billing period split into files, all .csv or all ' +
+          '.csv.gz): sent as one upload, so that each period is stored whole',
+      ),
+    )
     .action(
       act(async ({ output }, target: string, options: IngestOptions, command: Command) => {
         const globals = command.optsWithGlobals<IngestOptions>();
         const files = await filesOf(target, command);
+        if (options.parts && new Set(files.map((f) => contentTypeOf(f.path))).size > 1)
+          command.error('error: --parts sends the files as one body: they must be all .csv or all .csv.gz', {
+            exitCode: 2,
+            code: 'costgov.mixedParts',
+          });
+        const uploads: Array<{ name: string; parts: UploadPart[] }> = options.parts
+          ? [
+              {
+                name: files.length === 1 ? files[0]!.path : `${target} (${files.length} parts)`,
+                parts: files,
+              },
+            ]
+          : files.map((f) => ({ name: f.path, parts: [f] }));
         const stored: IngestedFile[] = [];
         const failed: string[] = [];
-        for (const { path, size } of files) {
-          const name = basename(path); // the bar must fit a terminal line; the summary names the path
+        for (const { name, parts } of uploads) {
+          const size = parts.reduce((total, part) => total + part.size, 0);
+          // The bar must fit a terminal line; the summary names the path.
+          const label = parts.length === 1 ? basename(name) : `${basename(target)} (${parts.length} parts)`;
           try {
             const summary = await uploadFile(
               options,
               options.connection,
-              path,
-              size,
-              progressOf(io.stderr, name, size),
+              parts,
+              progressOf(io.stderr, label, size),
             );
-            const file = { file: path, ...summary };
+            const file = { file: name, ...summary };
             stored.push(file);
             if (!globals.json && !globals.quiet) {
               if (stored.length + failed.length > 1) io.stdout.write('\n');
@@ -99,16 +182,26 @@ export function registerIngest(program: Command, act: Act, io: Io): void {
             }
           } catch (error) {
             if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
-            failed.push(path);
-            const details = error.details.map(({ field, message }) => `  ${field}: ${message}\n`).join('');
-            io.stderr.write(`error: ${path}: ${error.message}\n${details}`);
+            failed.push(name);
+            const details = (await inParts(error.details, parts))
+              .map(({ field, message }) => `  ${field}: ${message}\n`)
+              .join('');
+            io.stderr.write(`error: ${name}: ${error.message}\n${details}`);
           }
         }
         if (globals.json || globals.quiet) output.list(stored, ingestedFields, (f) => f.file, '');
         if (failed.length > 0) {
           throw new DomainError(
             'validation_error',
-            `${failed.length} of ${files.length} file${files.length === 1 ? ' was' : 's were'} not stored: ${failed.join(', ')}`,
+            `${failed.length} of ${uploads.length} file${uploads.length === 1 ? ' was' : 's were'} not stored: ${failed.join(', ')}`,
+          );
+        }
+        const replaced = replacedPeriods(stored);
+        if (replaced.length > 0) {
+          throw new DomainError(
+            'validation_error',
+            `${replaced.join('; ')}: each upload replaces its billing periods whole. If these files are ` +
+              'parts of one export, send them together: costgov ingest DIR --parts',
           );
         }
       }),
