@@ -181,19 +181,44 @@ describe(`FOCUS upload (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${p
 
   it('replaces a billing period uploaded again (gzip), not doubling it', async () => {
     const connectionId = await newConnection();
-    await upload(connectionId, sample);
+    const first = await upload(connectionId, sample);
+    expect(first.warnings.map((w) => w.code)).not.toContain('replaced_recent_upload');
     const again = await upload(connectionId, gzipSync(sample), 'gzip');
     expect(Number(again.rowsReplaced)).toBe(1000);
     expectTotals(again, sample);
     const { raw, rollups } = await stored(connectionId);
     expect(raw.rows).toBe(1000);
     expect(rollups.records).toBe(1000);
+    // Stored moments before by another upload: the parts of one export sent one by one would do that.
+    const { rows: uploads } = await db.query<{ id: string }>(
+      `SELECT id FROM cost_uploads WHERE connection_id = $1 AND status = 'stored' ORDER BY finished_at`,
+      [connectionId],
+    );
+    const periods = [...new Set(fileTotals(sample).records.map((r) => r.BillingPeriodStart!.slice(0, 10)))]
+      .sort()
+      .join(', ');
+    expect(periods).toMatch(/^2024-09-01, /); // the sample holds more than one period
+    expect(again.warnings.filter((w) => w.code === 'replaced_recent_upload')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(
+          new RegExp(`^Billing periods ${periods} stored by another upload \\d+ s ago`),
+        ),
+        details: { billing_periods: periods, upload_id: uploads[0]!.id, seconds: expect.any(String) },
+      }),
+    ]);
     // Another period of the same connection is left alone.
     const october = generated({ rows: 50, month: '2024-11', seed: 5, version: '1.0' });
-    await upload(connectionId, october);
+    const other = await upload(connectionId, october);
+    expect(other.warnings.map((w) => w.code)).not.toContain('replaced_recent_upload');
     expect((await stored(connectionId)).raw.rows).toBe(1050);
+    // A day's restatement comes long after: stored 16 minutes ago is not recent.
+    await db.query(
+      `UPDATE cost_uploads SET finished_at = finished_at - interval '16 minutes' WHERE connection_id = $1`,
+      [connectionId],
+    );
     const third = await upload(connectionId, sample);
     expect(Number(third.rowsReplaced)).toBe(1000);
+    expect(third.warnings.map((w) => w.code)).not.toContain('replaced_recent_upload');
     expect((await stored(connectionId)).raw.rows).toBe(1050);
   });
 

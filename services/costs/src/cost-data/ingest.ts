@@ -80,6 +80,19 @@ export const uploadHeartbeat = { everyMs: 30_000, staleAfterMs: 10 * 60_000 };
 const abandonedAfterMs = 24 * 60 * 60 * 1000;
 
 /**
+ * An upload that replaces a period another upload stored less than this long before warns
+ * (`replaced_recent_upload`): parts of one export come within minutes, a provider's restatement a day later.
+ */
+const recentReplacementSeconds = 15 * 60;
+
+/** The upload a `replaced_recent_upload` warning names: its id, the periods replaced, how long before. */
+interface RecentUpload {
+  id: string;
+  periods: string[];
+  seconds: number;
+}
+
+/**
  * FOCUS uploads: the file streams (COPY) into a table of its own shaped like a partition of
  * `cost_records` while every row is checked; only a file without a problem is then swapped in, in one
  * transaction per connection: each billing period it carries replaces that period's partition
@@ -166,6 +179,7 @@ export function costDataFactory({
         facts.billingPeriods.length === 1 && db.kind === 'postgres' ? prepareTable(staging) : undefined;
       prepared?.catch(() => {}); // awaited by the swap, or dropped with the upload when it fails first
       const stored = await swapIn(teamId, input.connectionId, uploadId, staging, facts, prepared);
+      if (stored.recent) warnings.push(replacedRecently(stored.recent));
       return {
         connectionId: input.connectionId,
         rows: facts.rows,
@@ -211,6 +225,23 @@ export function costDataFactory({
         details: { rows: String(count), latest_charge_period_start: latest, now: nowText },
       },
     ];
+  }
+
+  /**
+   * The periods this upload replaced that another upload stored minutes before: what the parts of one
+   * export sent one by one do (each replaces the period whole), which loses every part but the last.
+   */
+  function replacedRecently(recent: RecentUpload): IngestWarning {
+    const periods = recent.periods.join(', ');
+    return {
+      code: 'replaced_recent_upload',
+      message:
+        `Billing period${recent.periods.length === 1 ? '' : 's'} ${periods} stored by another upload ` +
+        `${recent.seconds} s ago (${recent.id}) ${recent.periods.length === 1 ? 'was' : 'were'} replaced ` +
+        'whole by this file. If the two files are parts of one export, send the parts as one body, each ' +
+        'with its header (costgov ingest DIR --parts does); a restatement of the period needs nothing.',
+      details: { billing_periods: periods, upload_id: recent.id, seconds: String(recent.seconds) },
+    };
   }
 
   /**
@@ -320,6 +351,18 @@ export function costDataFactory({
       }
       if (partitions[0]?.table !== staging) await tx.exec(`DROP TABLE ${staging}`);
       const at = now();
+      // The latest upload that stored one of these periods a few minutes ago: a part of one export
+      // before this one, most likely, whose rows this upload just replaced.
+      const { rows: recent } = await tx.query<RecentUpload>(
+        `SELECT id, ARRAY(SELECT to_char(p, 'YYYY-MM-DD') FROM unnest(billing_periods) p
+             WHERE p = ANY($2::date[]) ORDER BY p) AS periods,
+           round(extract(epoch FROM $3::timestamptz - finished_at))::int AS seconds
+         FROM cost_uploads
+         WHERE connection_id = $1 AND status = 'stored' AND billing_periods && $2::date[]
+           AND finished_at > $3::timestamptz - $4::int * interval '1 second'
+         ORDER BY finished_at DESC LIMIT 1`,
+        [connectionId, periods, at, recentReplacementSeconds],
+      );
       await tx.query(`UPDATE connections SET last_ingested_at = $2 WHERE id = $1`, [connectionId, at]);
       await tx.query(
         `UPDATE cost_uploads SET status = 'stored', focus_version = $2, rows = $3, rows_replaced = $4,
@@ -339,7 +382,7 @@ export function costDataFactory({
           lastChargeDay: facts.lastChargeDay,
         }),
       });
-      return { rowsReplaced };
+      return { rowsReplaced, recent: recent[0] };
     });
   }
 
