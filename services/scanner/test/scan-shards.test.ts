@@ -508,11 +508,15 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     const { id, projectId } = await plantedScan(25, ['pending', 'pending', 'pending'], 5_000);
     // Waiting in the queue is no reason to fail it, though nothing reported for longer than staleMs.
     expect(await reconciler().sweep()).toBe(0);
-    expect(await reconciler({ requeueAfterMs: 60_000 }).reconcile()).toEqual({ shards: 0, merges: 0 });
+    expect(await reconciler({ requeueAfterMs: 60_000 }).reconcile()).toEqual({
+      plans: 0,
+      shards: 0,
+      merges: 0,
+    });
     const sweeper = reconciler();
-    expect(await sweeper.reconcile()).toEqual({ shards: 3, merges: 0 });
+    expect(await sweeper.reconcile()).toEqual({ plans: 0, shards: 3, merges: 0 });
     // At most once per requeueAfterMs.
-    expect(await sweeper.reconcile()).toEqual({ shards: 0, merges: 0 });
+    expect(await sweeper.reconcile()).toEqual({ plans: 0, shards: 0, merges: 0 });
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(scan.findingsCount).toBe(expectedFindings(projectId));
@@ -522,7 +526,56 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
     expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
     // Finished: nothing more to queue, even by a clock far on.
-    expect(await reconciler({ offsetMs: 600_000 }).reconcile()).toEqual({ shards: 0, merges: 0 });
+    expect(await reconciler({ offsetMs: 600_000 }).reconcile()).toEqual({ plans: 0, shards: 0, merges: 0 });
+  }, 30_000);
+
+  /** A scan created `agoMs` ago whose request no worker ever got: still pending. */
+  const pendingScan = async (resources: number, agoMs: number) => {
+    const projectId = newProject(resources, 1);
+    const id = newId('scan');
+    const at = new Date(Date.now() - agoMs);
+    await api.db.query(
+      `INSERT INTO scans (id, team_id, project_id, status, connection_ids, credits_used, created_at, updated_at)
+       VALUES ($1, $2, $3, 'pending', $4, 1, $5, $5)`,
+      [id, team.teamId, projectId, projectIds.get(projectId), at],
+    );
+    return { id, projectId };
+  };
+
+  it('a scan whose request was lost is queued again by the reconciler, once; it completes once', async () => {
+    const { id, projectId } = await pendingScan(25, 5_000);
+    expect(await reconciler().sweep()).toBe(0);
+    expect(await reconciler({ requeueAfterMs: 60_000 }).reconcile()).toEqual({
+      plans: 0,
+      shards: 0,
+      merges: 0,
+    });
+    const sweeper = reconciler();
+    expect(await sweeper.reconcile()).toEqual({ plans: 1, shards: 0, merges: 0 });
+    expect(await sweeper.reconcile()).toEqual({ plans: 0, shards: 0, merges: 0 });
+    const scan = await done(id);
+    expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25 });
+    expect(scan.findingsCount).toBe(expectedFindings(projectId));
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.completed']);
+  }, 30_000);
+
+  it('a scan pending for maxQuietMs is failed once and given back its credits', async () => {
+    const before = await balance();
+    const { id } = await pendingScan(25, 0);
+    await identityClient.debitScanCredits({ scanId: id, credits: 1n }, team); // what creating it charged
+    const maxQuietMs = 3_600_000;
+    expect(await reconciler({ offsetMs: maxQuietMs / 2, maxQuietMs }).sweep()).toBe(0);
+    expect(await reconciler({ offsetMs: maxQuietMs + 1_000, maxQuietMs }).sweep()).toBe(1);
+    expect(await reconciler({ offsetMs: maxQuietMs + 1_000, maxQuietMs }).sweep()).toBe(0);
+    const scan = await client.getScan({ id }, team);
+    expect(scan).toMatchObject({ status: 'failed', creditsUsed: 0 });
+    expect(scan.error).toMatch(/made no progress for 60 min .*never taken/);
+    await eventually(() => (finishEvents(id).length > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(finishEvents(id).map((e) => e.type)).toEqual(['scanner.scan.failed']);
+    await eventually(async () => ((await balance()) === before ? true : undefined));
+    expect((await ledger(id))[0]?.refunded_at).toBeInstanceOf(Date);
   }, 30_000);
 
   it('a shard waiting behind busy workers is re-published at doubling gaps, not every period', async () => {
@@ -532,7 +585,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
     const { id } = await plantedScan(25, ['pending', 'pending', 'pending'], 60_000, {
       estate: { beforeShard: () => held },
     });
-    expect(await reconciler().reconcile()).toEqual({ shards: 3, merges: 0 });
+    expect(await reconciler().reconcile()).toEqual({ plans: 0, shards: 3, merges: 0 });
     const waiting = async () => {
       const { rows } = await api.db.query<{ shard_index: number; requeued_at: Date }>(
         `SELECT shard_index, requeued_at FROM scan_shards WHERE scan_id = $1 AND status = 'pending'`,
@@ -564,7 +617,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
   it('a merge whose message was lost is queued again by the reconciler; the scan completes once', async () => {
     const { id, projectId } = await plantedScan(25, ['done', 'done', 'done'], 5_000);
     expect(await reconciler().sweep()).toBe(0);
-    expect(await reconciler().reconcile()).toEqual({ shards: 0, merges: 1 });
+    expect(await reconciler().reconcile()).toEqual({ plans: 0, shards: 0, merges: 1 });
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(scan.findingsCount).toBe(expectedFindings(projectId));
@@ -606,7 +659,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
         },
       },
     });
-    expect(await reconciler().reconcile()).toEqual({ shards: 3, merges: 0 });
+    expect(await reconciler().reconcile()).toEqual({ plans: 0, shards: 3, merges: 0 });
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(scan.findingsCount).toBe(expectedFindings(projectId));
@@ -629,7 +682,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
         },
       },
     });
-    expect(await reconciler().reconcile()).toEqual({ shards: 0, merges: 1 });
+    expect(await reconciler().reconcile()).toEqual({ plans: 0, shards: 0, merges: 1 });
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'completed', resourcesScanned: 25, shardsDone: 3 });
     expect(scan.findingsCount).toBe(expectedFindings(projectId));
@@ -646,7 +699,7 @@ describe(`sharded scans (${process.env.DATABASE_URL ? 'postgres' : 'pglite'}, ${
         },
       },
     });
-    expect(await reconciler().reconcile()).toEqual({ shards: 1, merges: 0 });
+    expect(await reconciler().reconcile()).toEqual({ plans: 0, shards: 1, merges: 0 });
     const scan = await done(id);
     expect(scan).toMatchObject({ status: 'failed', error: 'shard data unreadable', creditsUsed: 0 });
     const { rows } = await api.db.query<{ kept: number }>(

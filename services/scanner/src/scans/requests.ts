@@ -11,6 +11,23 @@ interface ScanOfRequest {
 }
 
 /**
+ * `scanner.scan.requested` for a scan to plan, in the caller's transaction: queued when the scan is
+ * created, and again by the reconciler when a scan stays pending (its message was lost).
+ */
+export async function requestScan(
+  outbox: Outbox,
+  tx: Queryable,
+  scan: ScanOfRequest & { connectionIds: string[]; credits: number },
+): Promise<void> {
+  await outbox.addMessage(tx, {
+    type: 'scanner.scan.requested',
+    subject: scan.scanId,
+    schema: events.ScanRequestedSchema,
+    message: create(events.ScanRequestedSchema, scan),
+  });
+}
+
+/**
  * `scanner.scan_shard.requested` for one shard of a planned scan, in the caller's transaction: queued
  * when the scan is planned, and again by the reconciler when a shard's message was lost.
  */

@@ -1,6 +1,4 @@
-import { create } from '@bufbuild/protobuf';
 import type { Outbox } from '@costgov/bus';
-import { events } from '@costgov/contracts';
 import { enumFilter, limitOffset, pageMeta, pageOf, textFilter, type Db, type PageMeta } from '@costgov/db';
 import {
   BadRequestError,
@@ -13,6 +11,7 @@ import { looksLikeId, type IdGenerator } from '@costgov/ids';
 import type { Logger } from '@costgov/log';
 import type { KeyedEffect } from '@costgov/runtime';
 import type { ProjectLookup } from './project-lookup';
+import { requestScan } from './requests';
 import {
   scanStatuses,
   scanWithProgress,
@@ -110,17 +109,12 @@ export function scansFactory({
            VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
           [id, teamId, projectId, project.connectionIds, cost, now()],
         );
-        await outbox.addMessage(tx, {
-          type: 'scanner.scan.requested',
-          subject: id,
-          schema: events.ScanRequestedSchema,
-          message: create(events.ScanRequestedSchema, {
-            scanId: id,
-            teamId,
-            projectId,
-            connectionIds: project.connectionIds,
-            credits: cost,
-          }),
+        await requestScan(outbox, tx, {
+          scanId: id,
+          teamId,
+          projectId,
+          connectionIds: project.connectionIds,
+          credits: cost,
         });
         const scan = toScan({ ...rows[0]!, shards_done: 0, shards_scanned: 0 });
         await effect?.record(tx, scan);

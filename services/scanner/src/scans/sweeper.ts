@@ -2,7 +2,7 @@ import type { Outbox } from '@costgov/bus';
 import type { Db } from '@costgov/db';
 import type { Logger } from '@costgov/log';
 import { publishScanFinished } from './finished';
-import { requestMerge, requestShard } from './requests';
+import { requestMerge, requestScan, requestShard } from './requests';
 import type { ScanRow } from './scan';
 
 /** When a scan last made progress: its own heartbeat or any of its shards' (stored, reported, released). */
@@ -31,15 +31,17 @@ const stuckError = (maxQuietMs: number) =>
 /**
  * Keeps every `running` scan moving or ends it, once:
  *
- * - reconcile(): a shard queued or released (no live run) for longer than `requeueAfterMs`, or a scan
- *   whose shards are all stored and whose merge nobody took for as long, has its message re-published
- *   through the outbox (`scanner.scan_shard.requested`, `scanner.scan_merge.requested`), again after
+ * - reconcile(): a scan still `pending` (no worker took its request), a shard queued or released (no
+ *   live run) for longer than `requeueAfterMs`, or a scan whose shards are all stored and whose merge
+ *   nobody took for as long, has its message re-published through the outbox
+ *   (`scanner.scan.requested`, `scanner.scan_shard.requested`, `scanner.scan_merge.requested`), again after
  *   `requeueAfterMs` at the earliest and then at doubling gaps while it still waits (a backlog). Messages get lost: an old worker consuming the same durable for other
  *   types during a rolling deploy acks and drops them, an old pod narrows the durable's filter, the
  *   stream's max age drops them. Claims are conditional, so a duplicate is harmless.
  * - sweep(): fails scans whose workers went quiet for longer than `staleMs` (the queue gave up on them,
  *   or nobody is left to take them over) and, whatever waits in the queue, scans with no progress at all
- *   (no heartbeat of theirs or of any shard, no shard stored) for `maxQuietMs`. The refund follows from
+ *   (no heartbeat of theirs or of any shard, no shard stored; a `pending` scan since it was created) for
+ *   `maxQuietMs`. The refund follows from
  *   scanner.scan.failed; the failed scan's shards give up what they kept for the merge. A scan with a
  *   shard still waiting in the queue, or every shard stored and its merge waiting, is left to the
  *   reconciler until `maxQuietMs` (as a `pending` scan is).
@@ -74,11 +76,13 @@ export function scanSweeper({
       const { rows } = await tx.query<ScanRow>(
         `UPDATE scans SET status = 'failed', credits_used = 0, completed_at = $1, updated_at = $1,
            error = CASE WHEN q.waiting THEN $4 ELSE $5 END
-         FROM (SELECT s.id, ${waiting} AS waiting FROM scans s
-               WHERE s.status = 'running' AND ${lastProgress} < $2
-                 AND (${lastProgress} < $3 OR NOT ${waiting})
+         FROM (SELECT s.id, s.status = 'pending' OR ${waiting} AS waiting FROM scans s
+               WHERE (s.status = 'running' AND ${lastProgress} < $2
+                      AND (${lastProgress} < $3 OR NOT ${waiting}))
+                  -- Never taken by a worker since it was created: its request waited in the queue.
+                  OR (s.status = 'pending' AND s.created_at < $3)
                ORDER BY s.id FOR UPDATE SKIP LOCKED) q
-         WHERE scans.id = q.id AND scans.status = 'running'
+         WHERE scans.id = q.id AND scans.status IN ('running', 'pending')
          RETURNING scans.*`,
         [
           at,
@@ -102,11 +106,30 @@ export function scanSweeper({
     });
   }
 
-  async function reconcile(): Promise<{ shards: number; merges: number }> {
+  async function reconcile(): Promise<{ plans: number; shards: number; merges: number }> {
     return db.transaction(async (tx) => {
       const at = now();
       const before = new Date(at.getTime() - requeueAfterMs);
       const maxSpacingMs = Math.max(requeueAfterMs, Math.floor(maxQuietMs / 4));
+      // A scan no worker took since it was created, for requeueAfterMs: its request may be lost.
+      const plans = await tx.query<ScanRow>(
+        `UPDATE scans s SET requeued_at = $1
+         WHERE s.status = 'pending' AND s.created_at < $2
+           AND (s.requeued_at IS NULL OR $1::timestamptz - s.requeued_at >= greatest(
+                 $3::bigint * interval '1 millisecond',
+                 least(s.requeued_at - s.created_at, $4::bigint * interval '1 millisecond')))
+         RETURNING s.*`,
+        [at, before, requeueAfterMs, maxSpacingMs],
+      );
+      for (const scan of plans.rows) {
+        await requestScan(outbox, tx, {
+          scanId: scan.id,
+          teamId: scan.team_id,
+          projectId: scan.project_id,
+          connectionIds: scan.connection_ids,
+          credits: scan.credits_used,
+        });
+      }
       // A shard nobody holds (queued, released) or whose run went silent, untouched for requeueAfterMs.
       const shards = await tx.query<{
         scan_id: string;
@@ -148,10 +171,11 @@ export function scanSweeper({
           shardCount: scan.shards_total,
         });
       }
-      const counts = { shards: shards.rows.length, merges: merges.rows.length };
-      if (counts.shards + counts.merges > 0)
+      const counts = { plans: plans.rows.length, shards: shards.rows.length, merges: merges.rows.length };
+      if (counts.plans + counts.shards + counts.merges > 0)
         logger.warn(
           {
+            plans: plans.rows.map((s) => s.id),
             shards: shards.rows.map((s) => `${s.scan_id}#${s.shard_index}`),
             merges: merges.rows.map((s) => s.id),
           },
