@@ -53,11 +53,12 @@ describe('idempotency store falling back while Redis is down', () => {
       expect(first.state).toBe('claimed');
       // The retry in the same process still finds the key: per-process protection, not none.
       expect(await store.claim(key, 'fp')).toEqual({ state: 'running', fingerprint: 'fp' });
-      const { ms } = await timed(() => store.claim(uniqueName('down'), 'fp'));
-      // No wait on the dead Redis between retries: a queued command would take the 200 ms timeout. Bounded
-      // below that line rather than at 50 ms, which a loaded CI machine can exceed with no wait at all.
-      expect(ms).toBeLessThan(150);
-      for (let i = 0; i < 5; i++) await store.claim(uniqueName('down'), 'fp');
+      // No wait on the dead Redis between retries: a queued command would take the 200 ms timeout. The
+      // median of five claims is bounded below that line: one claim alone can meet a pause of a loaded
+      // CI machine with no wait on Redis at all.
+      const claims: number[] = [];
+      for (let i = 0; i < 5; i++) claims.push((await timed(() => store.claim(uniqueName('down'), 'fp'))).ms);
+      expect(claims.sort((a, b) => a - b)[2]).toBeLessThan(150);
       expect(logged(fallingBack)).toBe(1);
       expect(await gauge()).toBe(1);
     } finally {

@@ -33,10 +33,13 @@ const metricValue = async (name: string) => {
 const storedInRedis = async (key: string) =>
   (await server.admin.exists(`costgov:rl:{default:${key}}:tokens`)) === 1;
 
-/** Answers come at once: a few ms typically, and none near what a queueing client or a reconnect takes. */
+/**
+ * Answers come at once: a few ms typically (the median is bounded well above that, for a loaded CI
+ * machine), and none near what a queueing client or a reconnect takes.
+ */
 const expectPrompt = (latenciesMs: number[]) => {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
-  expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(5);
+  expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(25);
   expect(sorted.at(-1)).toBeLessThan(timeoutMs - 50); // none waited on Redis
 };
 
