@@ -1,6 +1,6 @@
 import { createReadStream, type ReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
+import { pipeline, Readable } from 'node:stream';
+import { createGunzip, gzipSync } from 'node:zlib';
 import { DomainError, UnavailableError } from '@costgov/errors';
 import type { components } from '@costgov/client';
 import { errorOf, type ApiOptions } from './api';
@@ -13,37 +13,71 @@ export type IngestSummaryJson = components['schemas']['IngestSummary'];
 export const contentTypeOf = (file: string): string =>
   file.toLowerCase().endsWith('.gz') ? 'application/gzip' : 'text/csv';
 
-/** What separates two parts of one upload: a line break (a gzip member of one for gzip parts). */
-const separatorOf = (contentType: string): Buffer =>
-  contentType === 'application/gzip' ? gzipSync('\n') : Buffer.from('\n');
-
 /** One file of an upload, with its size in bytes. */
 export interface UploadPart {
   path: string;
   size: number;
 }
 
+/** A part's text (gunzipped for `.gz`); a read or gzip error ends the iteration with it. */
+export function partText(part: UploadPart): AsyncIterable<Buffer> {
+  const source = createReadStream(part.path, { highWaterMark: 64 * 1024 });
+  if (contentTypeOf(part.path) !== 'application/gzip') return source;
+  const gunzip = createGunzip();
+  pipeline(source, gunzip, () => undefined); // an error reaches the reader through gunzip
+  return gunzip;
+}
+
+/** The line break the part's first line ends with: `\r\n` or `\n`. */
+async function lineEndOf(part: UploadPart): Promise<string> {
+  let last = 0;
+  for await (const chunk of partText(part)) {
+    const at = chunk.indexOf(10);
+    if (at >= 0) return (at > 0 ? chunk[at - 1] : last) === 13 ? '\r\n' : '\n';
+    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+  }
+  return '\n';
+}
+
+/** How the parts go as one body: its type, what goes between two parts, its length in bytes. */
+export interface UploadBody {
+  parts: readonly UploadPart[];
+  contentType: string;
+  separator: Buffer;
+  size: number;
+}
+
 /**
- * Streams one file, or the parts of one export (all plain or all gzip), to the REST API as one body,
- * read 64 KiB at a time as the connection takes it (fetch pulls the next chunk only when the last is
- * sent), so memory stays flat whatever the size. Parts go one after another, each with its header
- * (the API skips a repeated header), a line break between them (a blank line, skipped too), so that the
- * billing periods they share are stored whole. Resolves with the summary; a refusal is the DomainError
- * of the error envelope, with its row and column details.
+ * The body of an upload of `parts` (all plain or all gzip): the parts one after another, each with its
+ * header (the API skips a repeated header), a line break between them in the first part's own style
+ * (`\r\n` or `\n`: the API reads a file's lines by its first line's break), a gzip member of it
+ * between gzip parts. The break ends a last line without one, or is a blank line, which is skipped.
+ */
+export async function uploadBodyOf(parts: readonly UploadPart[]): Promise<UploadBody> {
+  const contentType = contentTypeOf(parts[0]!.path);
+  // An unreadable part fails the upload itself, with its own error.
+  const lineEnd = parts.length > 1 ? await lineEndOf(parts[0]!).catch(() => '\n') : '\n';
+  const separator = contentType === 'application/gzip' ? gzipSync(lineEnd) : Buffer.from(lineEnd);
+  const size =
+    parts.reduce((total, part) => total + part.size, 0) + separator.byteLength * (parts.length - 1);
+  return { parts, contentType, separator, size };
+}
+
+/**
+ * Streams one file, or the parts of one export as one body (uploadBodyOf), to the REST API, read 64 KiB
+ * at a time as the connection takes it (fetch pulls the next chunk only when the last is sent), so
+ * memory stays flat whatever the size; billing periods the parts share are stored whole. Resolves with
+ * the summary; a refusal is the DomainError of the error envelope, with its row and column details.
  */
 export async function uploadFile(
   options: ApiOptions,
   connectionId: string,
-  parts: readonly UploadPart[],
+  { parts, contentType, separator, size: sizeBytes }: UploadBody,
   progress: Progress,
 ): Promise<IngestSummaryJson> {
   if (!options.apiKey)
     throw new DomainError('unauthorized', 'an API key is needed: pass --api-key or set COSTGOV_API_KEY');
   const base = options.url.replace(/\/+$/, '');
-  const contentType = contentTypeOf(parts[0]!.path);
-  const separator = separatorOf(contentType);
-  const sizeBytes =
-    parts.reduce((total, part) => total + part.size, 0) + separator.byteLength * (parts.length - 1);
   let source: ReadStream | undefined;
   let sent = 0;
   let finished = false;

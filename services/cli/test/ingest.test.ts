@@ -256,6 +256,20 @@ describe('costgov ingest: uploads (non-TTY output)', () => {
     expect(jsonOf<IngestedFile[]>(result).map((f) => f.file)).toEqual([`${folder} (2 parts)`]);
   });
 
+  it('puts the parts’ own line break between them: CRLF parts, the last without one', async () => {
+    const folder = join(dir, 'parts-crlf');
+    await mkdir(folder, { recursive: true });
+    const crlf = (rows: number) => csv(rows).replaceAll('\n', '\r\n');
+    const parts = [crlf(2), crlf(3).replace(/\r\n$/, '')];
+    await writeFile(join(folder, 'a.csv'), parts[0]!);
+    await writeFile(join(folder, 'b.csv'), parts[1]!);
+    const result = await cli(['ingest', folder, '--connection', 'con_1', '--parts']);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(1);
+    expect(received[0]!.body.toString()).toBe(`${parts[0]}\r\n${parts[1]}`);
+    expect(Number(received[0]!.headers['content-length'])).toBe(received[0]!.body.byteLength);
+  });
+
   it('names the part and its own line of a problem in an upload of parts', async () => {
     const folder = join(dir, 'parts-bad');
     await mkdir(folder, { recursive: true });

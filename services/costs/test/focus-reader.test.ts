@@ -151,6 +151,18 @@ describe('FOCUS reader', () => {
     expect(reader.facts().rows).toBe(30);
   });
 
+  it('reads CRLF parts joined by a CRLF line break, as `costgov ingest --parts` sends them', async () => {
+    const rows = sample.toString('utf8').split('\n').slice(1, 21);
+    const part = (lines: string[]) => `${header}\r\n${lines.join('\r\n')}\r\n`;
+    const body = Buffer.from(`${part(rows.slice(0, 7))}\r\n${part(rows.slice(7))}`);
+    const whole = await read(Buffer.from(`${header}\n${rows.join('\n')}\n`));
+    for (const size of [3, 64 * 1024]) {
+      const joined = await read(body, size);
+      expect(joined.facts.rows).toBe(20);
+      expect(joined.copyText).toBe(whole.copyText);
+    }
+  });
+
   it('refuses a part whose header has other columns, naming its row and line', async () => {
     const rows = sample.toString('utf8').split('\n').slice(1, 6);
     const columns = parse(header)[0] as string[];

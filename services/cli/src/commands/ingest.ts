@@ -1,14 +1,19 @@
-import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { createGunzip } from 'node:zlib';
 import { Option, type Command } from 'commander';
 import { DomainError, type FieldViolation } from '@costgov/errors';
 import { withApiOptions, type ApiOptions } from '../api';
 import type { Field, Io } from '../output';
 import type { Act } from '../program';
 import { bytesText, progressOf } from '../progress';
-import { contentTypeOf, uploadFile, type IngestSummaryJson, type UploadPart } from '../upload';
+import {
+  contentTypeOf,
+  partText,
+  uploadBodyOf,
+  uploadFile,
+  type IngestSummaryJson,
+  type UploadPart,
+} from '../upload';
 
 interface IngestOptions extends ApiOptions {
   connection: string;
@@ -65,17 +70,18 @@ async function filesOf(target: string, command: Command): Promise<Array<{ path: 
   );
 }
 
-/** Each part's first line in the body of an upload of `parts`: one line break between two parts. */
-async function partStarts(parts: readonly UploadPart[]): Promise<number[]> {
+/**
+ * Each part's first line in the body of an upload of `parts` (one line break between two parts), as far
+ * as the part holding line `until`.
+ */
+async function partStarts(parts: readonly UploadPart[], until: number): Promise<number[]> {
   const starts: number[] = [];
   let line = 1;
   for (const part of parts) {
+    if (line > until) break;
     starts.push(line);
-    const source = createReadStream(part.path);
     let breaks = 0;
-    for await (const chunk of (contentTypeOf(part.path) === 'application/gzip'
-      ? source.pipe(createGunzip())
-      : source) as AsyncIterable<Buffer>) {
+    for await (const chunk of partText(part)) {
       for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) breaks++;
     }
     line += breaks + 1;
@@ -88,11 +94,13 @@ async function partStarts(parts: readonly UploadPart[]): Promise<number[]> {
  * part's own (`part-2.csv line 9, column BilledCost (row 1005 of the upload)`).
  */
 async function inParts(details: FieldViolation[], parts: readonly UploadPart[]): Promise<FieldViolation[]> {
-  if (parts.length < 2) return details;
-  const starts = await partStarts(parts).catch(() => undefined);
+  const located = /^row (\d+) \(line (\d+)\)(.*)$/;
+  const lines = details.map(({ field }) => Number(located.exec(field)?.[2] ?? 0));
+  if (parts.length < 2 || Math.max(...lines) === 0) return details;
+  const starts = await partStarts(parts, Math.max(...lines)).catch(() => undefined);
   if (!starts) return details;
   return details.map(({ field, message }) => {
-    const at = /^row (\d+) \(line (\d+)\)(.*)$/.exec(field);
+    const at = located.exec(field);
     if (!at) return { field, message };
     const line = Number(at[2]);
     let index = starts.length - 1;
@@ -164,15 +172,15 @@ export function registerIngest(program: Command, act: Act, io: Io): void {
         const stored: IngestedFile[] = [];
         const failed: string[] = [];
         for (const { name, parts } of uploads) {
-          const size = parts.reduce((total, part) => total + part.size, 0);
           // The bar must fit a terminal line; the summary names the path.
           const label = parts.length === 1 ? basename(name) : `${basename(target)} (${parts.length} parts)`;
           try {
+            const body = await uploadBodyOf(parts);
             const summary = await uploadFile(
               options,
               options.connection,
-              parts,
-              progressOf(io.stderr, label, size),
+              body,
+              progressOf(io.stderr, label, body.size),
             );
             const file = { file: name, ...summary };
             stored.push(file);
