@@ -512,10 +512,11 @@ export interface paths {
      *     connection refuses uploads (`409`).
      *
      *     Large accounts' exports come as several files (parts) per billing period. Send the parts of one
-     *     export as one body, one after another, each with its header: a row identical to the first row is
-     *     a part's header and is skipped (a part's own byte order mark aside), and gzip parts are
-     *     concatenated as they are, one gzip member each (`cat part-*.csv.gz`). Row and line numbers in
-     *     errors are those of the whole body. A header row with other columns is `422`. Sent one by one,
+     *     export as one body, one after another, each with its header and ending with a line break (the
+     *     line break of the first line, `\r\n` or `\n`): a row identical to the first row is a part's
+     *     header and is skipped (a part's own byte order mark aside), and gzip parts are concatenated as
+     *     they are, one gzip member each (`cat part-*.csv.gz`). Row and line numbers in errors are those of
+     *     the whole body. A part with another header is `422`. Sent one by one,
      *     each part would replace the period the part before stored; `costgov ingest DIR --parts` sends a
      *     folder's files as one upload, and without `--parts` exits 1 when a file replaced a period an
      *     earlier file of the run stored.
@@ -1554,7 +1555,7 @@ export interface components {
       bytes: number;
       /** @description Time the costs service took, in milliseconds. */
       duration_ms: number;
-      /** @description What the uploader should know about the stored data (the file was stored all the same); empty when nothing. `future_charges`: rows whose ChargePeriodStart is after the upload (details `rows`, `latest_charge_period_start`, `now`); they are stored, and budgets count them from their charge day on (a budget's `data_through` never runs past the day of its evaluation). `outside_budget_periods`: none of the file's billing periods overlaps the current period of a budget (not archived) of an active project reading the connection, so those budgets will show 0 for this data, e.g. the export of a closed month (details `billing_periods`, `budget_periods`, `budgets`); not given when no budget reads the connection, nor when budgets does not answer within 1 s (the upload is answered without the check). `replaced_recent_upload`: the file replaced billing periods another upload of the connection stored less than 15 min before, what the parts of one export sent one by one do (send them as one body; see the upload) (details `billing_periods`, `upload_id`, `seconds`). */
+      /** @description What the uploader should know about the stored data (the file was stored all the same); empty when nothing. `future_charges`: rows whose ChargePeriodStart is after the upload (details `rows`, `latest_charge_period_start`, `now`); they are stored, and budgets count them from their charge day on (a budget's `data_through` never runs past the day of its evaluation). `outside_budget_periods`: none of the file's billing periods overlaps the current period of a budget (not archived) of an active project reading the connection, so those budgets will show 0 for this data, e.g. the export of a closed month (details `billing_periods`, `budget_periods`, `budgets`); not given when no budget reads the connection, nor when budgets does not answer within 1 s (the upload is answered without the check). `replaced_recent_upload`: the file replaced billing periods another upload of the connection stored less than 15 min before it began, what the parts of one export sent one by one do (send them as one body; see the upload) (details `billing_periods`, `upload_id`, `seconds`). */
       warnings: components['schemas']['IngestWarning'][];
     };
     IngestSummaryEnvelope: {

@@ -80,7 +80,7 @@ export const uploadHeartbeat = { everyMs: 30_000, staleAfterMs: 10 * 60_000 };
 const abandonedAfterMs = 24 * 60 * 60 * 1000;
 
 /**
- * An upload that replaces a period another upload stored less than this long before warns
+ * An upload that replaces a period another upload stored less than this long before it began warns
  * (`replaced_recent_upload`): parts of one export come within minutes, a provider's restatement a day later.
  */
 const recentReplacementSeconds = 15 * 60;
@@ -351,17 +351,19 @@ export function costDataFactory({
       }
       if (partitions[0]?.table !== staging) await tx.exec(`DROP TABLE ${staging}`);
       const at = now();
-      // The latest upload that stored one of these periods a few minutes ago: a part of one export
-      // before this one, most likely, whose rows this upload just replaced.
+      // The latest upload that stored one of these periods shortly before this one began (however long
+      // this one took to stream): a part of one export before this one, most likely, whose rows this
+      // upload just replaced.
       const { rows: recent } = await tx.query<RecentUpload>(
         `SELECT id, ARRAY(SELECT to_char(p, 'YYYY-MM-DD') FROM unnest(billing_periods) p
              WHERE p = ANY($2::date[]) ORDER BY p) AS periods,
            round(extract(epoch FROM $3::timestamptz - finished_at))::int AS seconds
          FROM cost_uploads
          WHERE connection_id = $1 AND status = 'stored' AND billing_periods && $2::date[]
-           AND finished_at > $3::timestamptz - $4::int * interval '1 second'
+           AND finished_at > (SELECT started_at FROM cost_uploads WHERE id = $5)
+                             - $4::int * interval '1 second'
          ORDER BY finished_at DESC LIMIT 1`,
-        [connectionId, periods, at, recentReplacementSeconds],
+        [connectionId, periods, at, recentReplacementSeconds, uploadId],
       );
       await tx.query(`UPDATE connections SET last_ingested_at = $2 WHERE id = $1`, [connectionId, at]);
       await tx.query(
