@@ -17,11 +17,11 @@ const waiting = `(EXISTS (SELECT 1 FROM scan_shards sh WHERE sh.scan_id = s.id A
  * Whether a shard or scan re-published at `requeued_at` may be again: once `requeueAfterMs` ($3) has
  * passed and, while it still waits, as long again as it had waited before that (the gap doubles, at most
  * `maxSpacingMs`, $4): a shard waiting behind a long backlog adds a few messages to the queue, not one
- * every period.
+ * every period. `since`: when its wait began (its last heartbeat; for a pending scan, its creation).
  */
-const requeueDue = (row: string) => `(${row}.requeued_at IS NULL
+const requeueDue = (row: string, since = `${row}.heartbeat_at`) => `(${row}.requeued_at IS NULL
   OR $1::timestamptz - ${row}.requeued_at >= greatest($3::bigint * interval '1 millisecond',
-       least(${row}.requeued_at - ${row}.heartbeat_at, $4::bigint * interval '1 millisecond')))`;
+       least(${row}.requeued_at - ${since}, $4::bigint * interval '1 millisecond')))`;
 
 const quietError = 'The scan stopped reporting progress (its worker is gone) and was given up.';
 const stuckError = (maxQuietMs: number) =>
@@ -114,10 +114,7 @@ export function scanSweeper({
       // A scan no worker took since it was created, for requeueAfterMs: its request may be lost.
       const plans = await tx.query<ScanRow>(
         `UPDATE scans s SET requeued_at = $1
-         WHERE s.status = 'pending' AND s.created_at < $2
-           AND (s.requeued_at IS NULL OR $1::timestamptz - s.requeued_at >= greatest(
-                 $3::bigint * interval '1 millisecond',
-                 least(s.requeued_at - s.created_at, $4::bigint * interval '1 millisecond')))
+         WHERE s.status = 'pending' AND s.created_at < $2 AND ${requeueDue('s', 's.created_at')}
          RETURNING s.*`,
         [at, before, requeueAfterMs, maxSpacingMs],
       );
