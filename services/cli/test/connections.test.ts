@@ -1,6 +1,12 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSystem, systemConfig, type RunningSystem } from '@costgov/embedded';
 import { loadConfig } from '@costgov/config';
+import { focusCsv } from '@costgov/costs';
 import { createLogger } from '@costgov/log';
 import { freePort, freshDb, testBus } from '@costgov/testing';
 import { run } from '../src';
@@ -158,5 +164,49 @@ describe('costgov connections (REST API)', () => {
     const result = await cliWith({ COSTGOV_URL: 'http://127.0.0.1:9', COSTGOV_API_KEY: apiKey }, ...argv);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('costgov ingest --parts (REST API)', () => {
+  it('stores an export in CRLF gzip parts whole, with the totals of the file; sent one by one it says so', async () => {
+    const created = await cli('connections', 'create', 'aws-parts', '--provider', 'aws', '--quiet');
+    const id = created.stdout.trim();
+    const file = Buffer.concat(
+      (await focusCsv({ rows: 900, month: '2025-08', seed: 9, version: '1.2' }).toArray()) as Buffer[],
+    ).toString('utf8');
+    const [header, ...rows] = file.trimEnd().split('\n');
+    // The test's own sums of the file, per currency, to the cent.
+    const records = parse(file, { columns: true }) as Array<Record<string, string>>;
+    expect(records).toHaveLength(rows.length); // one line a row: the parts split between rows
+    const sums = new Map<string, number>();
+    for (const record of records) {
+      const currency = record.BillingCurrency!;
+      sums.set(currency, (sums.get(currency) ?? 0) + Number(record.BilledCost));
+    }
+    const folder = await mkdtemp(join(tmpdir(), 'costgov-parts-'));
+    try {
+      const parts = [rows.slice(0, 400), rows.slice(400)];
+      for (const [index, part] of parts.entries())
+        await writeFile(
+          join(folder, `part-${index}.csv.gz`),
+          gzipSync(`${header}\r\n${part.join('\r\n')}\r\n`),
+        );
+      const result = await cli('ingest', folder, '--connection', id, '--parts', '--json');
+      expect(result.code, result.stderr).toBe(0);
+      const [stored] =
+        jsonOf<Array<{ rows: number; totals: Array<{ currency: string; billed_cost: number }> }>>(result);
+      expect(stored!.rows).toBe(900);
+      for (const total of stored!.totals) expect(total.billed_cost).toBeCloseTo(sums.get(total.currency)!, 2);
+
+      // The same parts one by one: the second replaced the first's period, and the run says so.
+      const oneByOne = await cli('ingest', folder, '--connection', id);
+      expect(oneByOne.code).toBe(1);
+      expect(oneByOne.stderr).toMatch(
+        /part-1\.csv\.gz replaced billing period 2025-08-01 that .*part-0\.csv\.gz had stored/,
+      );
+      expect(oneByOne.stdout).toMatch(/replaced_recent_upload/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
