@@ -1,23 +1,14 @@
 import { request, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity } from '@costgov/contracts';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import {
-  deleteStreams,
   eventually,
   realInfra,
-  startBackends,
-  startGatewayProcess,
   startRedisServer,
-  uniqueName,
   type GatewayProcess,
-  type Proc,
   type RedisServer,
-  createTestDatabase,
-  type TestDatabase,
 } from '@costgov/testing';
+import { startTwoGateways, type TwoGateways } from './support/two-gateways';
 
-const bootstrapKey = 'cg_live_ratelimitprocessesbootstrap000000';
 // Long enough that holding 10 slots on a loaded CI machine never outlasts it before the kill.
 const leaseTtlMs = 6_000;
 
@@ -26,20 +17,11 @@ const leaseTtlMs = 6_000;
  * of a killed gateway expire, and a stopped Redis degrades to per-process limits without failing requests.
  */
 describe.runIf(realInfra)('rate limits across gateway processes on one Redis', () => {
-  const namespace = uniqueName('rl');
-  let database: TestDatabase;
-  const procs: Proc[] = [];
+  let system: TwoGateways;
   let redis: RedisServer;
   let gatewayA: GatewayProcess;
   let gatewayB: GatewayProcess;
-  let identityClient: RpcClient<typeof identity.IdentityService>;
-  let teamId = '';
-
-  async function newKey(): Promise<string> {
-    return (
-      await identityClient.createApiKey({ name: 'rl', scopes: ['guard:read', 'guard:write'] }, { teamId })
-    ).secret;
-  }
+  const newKey = () => system.newKey();
 
   const get = (url: string, key: string) =>
     fetch(`${url}/v1/guard/projects?per_page=1`, { headers: { authorization: `Bearer ${key}` } });
@@ -64,18 +46,8 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase('rl');
     redis = await startRedisServer();
-    const backends = await startBackends(
-      {
-        DATABASE_URL: database.url,
-        NATS_URL: process.env.NATS_URL,
-        EVENT_NAMESPACE: namespace,
-        GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
-      },
-      procs,
-    );
-    const limits = {
+    system = await startTwoGateways('rl', {
       LOG_LEVEL: 'info',
       REDIS_URL: redis.url,
       RATE_LIMIT_LEASE_TTL_MS: `${leaseTtlMs}`,
@@ -83,21 +55,13 @@ describe.runIf(realInfra)('rate limits across gateway processes on one Redis', (
       // The gateway refuses a body time bound at or above the lease TTL.
       HEADERS_TIMEOUT_MS: `${leaseTtlMs - 1_000}`,
       BODY_TIMEOUT_MS: `${leaseTtlMs - 500}`,
-    };
-    [gatewayA, gatewayB] = await Promise.all([
-      startGatewayProcess('gateway-a', backends, limits, procs),
-      startGatewayProcess('gateway-b', backends, limits, procs),
-    ]);
-    identityClient = createRpcClient(identity.IdentityService, backends.identity);
-    teamId = (await identityClient.listTeams({})).teams[0]!.id;
+    });
+    [gatewayA, gatewayB] = system.gateways;
   }, 180_000);
 
   afterAll(async () => {
-    identityClient?.close();
-    await Promise.all(procs.map((p) => p.stop()));
+    await system?.stop();
     await redis?.close();
-    await database?.drop();
-    if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
   }, 60_000);
 
   it('shares one token bucket between the two gateways', async () => {

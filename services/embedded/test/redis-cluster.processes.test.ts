@@ -1,22 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity } from '@costgov/contracts';
-import { createRpcClient, type RpcClient } from '@costgov/rpc';
 import {
-  createTestDatabase,
-  deleteStreams,
   realInfra,
   redisClusterBinaries,
-  startBackends,
-  startGatewayProcess,
   startRedisCluster,
-  uniqueName,
   type GatewayProcess,
-  type Proc,
   type RedisCluster,
-  type TestDatabase,
 } from '@costgov/testing';
-
-const bootstrapKey = 'cg_live_redisclusterprocessesbootstrap00';
+import { startTwoGateways, type TwoGateways } from './support/two-gateways';
 
 /**
  * Two gateway processes configured as a large tenant runs them (REDIS_URL a seed of a three-master Redis
@@ -25,45 +15,20 @@ const bootstrapKey = 'cg_live_redisclusterprocessesbootstrap00';
  * The cluster's failures are tried in libs/ratelimit and libs/idempotency; this is the gateway's wiring.
  */
 describe.runIf(realInfra && redisClusterBinaries())('gateways on a Redis Cluster (REDIS_CLUSTER=on)', () => {
-  const namespace = uniqueName('rc');
-  let database: TestDatabase;
-  const procs: Proc[] = [];
+  let system: TwoGateways;
   let cluster: RedisCluster;
   let gateways: GatewayProcess[] = [];
-  let identityClient: RpcClient<typeof identity.IdentityService>;
-  let teamId = '';
-
-  const newKey = async () =>
-    (await identityClient.createApiKey({ name: 'rc', scopes: ['guard:read', 'guard:write'] }, { teamId }))
-      .secret;
+  const newKey = () => system.newKey();
 
   beforeAll(async () => {
-    database = await createTestDatabase('rc');
     cluster = await startRedisCluster();
-    const backends = await startBackends(
-      {
-        DATABASE_URL: database.url,
-        NATS_URL: process.env.NATS_URL,
-        EVENT_NAMESPACE: namespace,
-        GUARD_BOOTSTRAP_API_KEY: bootstrapKey,
-      },
-      procs,
-    );
-    const env = { LOG_LEVEL: 'info', REDIS_URL: cluster.url, REDIS_CLUSTER: 'on' };
-    gateways = await Promise.all([
-      startGatewayProcess('gateway-a', backends, env, procs),
-      startGatewayProcess('gateway-b', backends, env, procs),
-    ]);
-    identityClient = createRpcClient(identity.IdentityService, backends.identity);
-    teamId = (await identityClient.listTeams({})).teams[0]!.id;
+    system = await startTwoGateways('rc', { LOG_LEVEL: 'info', REDIS_URL: cluster.url, REDIS_CLUSTER: 'on' });
+    gateways = system.gateways;
   }, 180_000);
 
   afterAll(async () => {
-    identityClient?.close();
-    await Promise.all(procs.map((p) => p.stop()));
+    await system?.stop();
     await cluster?.close();
-    await database?.drop();
-    if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, namespace);
   }, 60_000);
 
   it('shares one token bucket between the two gateways', async () => {
@@ -96,7 +61,7 @@ describe.runIf(realInfra && redisClusterBinaries())('gateways on a Redis Cluster
         body: JSON.stringify({ name }),
       });
     for (let i = 0; i < 12; i++) {
-      const idempotencyKey = `${namespace}-${i}`;
+      const idempotencyKey = `cluster-${i}-${key.slice(-8)}`;
       const name = `cluster project ${i}`;
       const first = await create(gateways[i % 2]!, idempotencyKey, name);
       expect(first.status).toBe(201);
