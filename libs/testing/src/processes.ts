@@ -188,7 +188,12 @@ export interface GatewayProcess {
   proc: Proc;
 }
 
-/** A gateway process on running backends, waited for until it and its backends are ready. */
+/**
+ * A gateway process on running backends, waited for until it and its backends are ready. Its ports are
+ * free when picked, but an outgoing connection of any process may take one (they share the ephemeral
+ * range) before the gateway binds it: a gateway that exits because its address is in use is started
+ * again on other ports, at most three times.
+ */
 export async function startGatewayProcess(
   name: string,
   backends: Backends,
@@ -196,33 +201,41 @@ export async function startGatewayProcess(
   procs: Proc[],
   nodeArgs: string[] = [],
 ): Promise<GatewayProcess> {
-  const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
-  const proc = startProcess(
-    name,
-    'services/gateway/src/main.ts',
-    {
-      ...backends.env,
-      PORT: `${port}`,
-      METRICS_PORT: `${metricsPort}`,
-      IDENTITY_ADDR: backends.identity,
-      BUDGETS_ADDR: backends.budgets,
-      VIOLATIONS_ADDR: backends.violations,
-      COSTS_ADDR: backends.costs,
-      SCANNER_ADDR: backends.scanner,
-      NOTIFIER_ADDR: backends.notifier,
-      ...env,
-    },
-    nodeArgs,
-  );
-  procs.push(proc);
-  const gateway = {
-    name,
-    url: `http://127.0.0.1:${port}`,
-    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
-    proc,
-  };
-  await waitForReady(gateway.url, procs);
-  return gateway;
+  for (let attempt = 1; ; attempt++) {
+    const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+    const proc = startProcess(
+      name,
+      'services/gateway/src/main.ts',
+      {
+        ...backends.env,
+        PORT: `${port}`,
+        METRICS_PORT: `${metricsPort}`,
+        IDENTITY_ADDR: backends.identity,
+        BUDGETS_ADDR: backends.budgets,
+        VIOLATIONS_ADDR: backends.violations,
+        COSTS_ADDR: backends.costs,
+        SCANNER_ADDR: backends.scanner,
+        NOTIFIER_ADDR: backends.notifier,
+        ...env,
+      },
+      nodeArgs,
+    );
+    procs.push(proc);
+    const gateway = {
+      name,
+      url: `http://127.0.0.1:${port}`,
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+      proc,
+    };
+    try {
+      await waitForReady(gateway.url, procs);
+      return gateway;
+    } catch (error) {
+      const taken = proc.child.exitCode !== null && /address is already in use/.test(proc.output());
+      if (!taken || attempt >= 3) throw error;
+      procs.splice(procs.indexOf(proc), 1);
+    }
+  }
 }
 
 /** kill -9 (or `signal`) of the running process called `name`, as a crash or an OOM kill would. */
