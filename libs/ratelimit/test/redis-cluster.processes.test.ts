@@ -37,6 +37,37 @@ interface Instance {
   transitions: boolean[];
 }
 
+/** Acquires (and releases at once) up to `limit` times; how many were allowed, and the slowest answer. */
+async function take({ limiter }: Instance, key: string, limit: number) {
+  let allowed = 0;
+  let slowestMs = 0;
+  for (let i = 0; i < limit; i++) {
+    const { value, ms } = await timed(async () => {
+      const acquisition = await limiter.acquire(key, policy);
+      await acquisition.lease?.release();
+      return acquisition.decision;
+    });
+    slowestMs = Math.max(slowestMs, ms);
+    if (value.allowed) allowed++;
+  }
+  return { allowed, slowestMs };
+}
+
+/**
+ * Two instances consume one bucket: the first takes `half`, the second whatever is left (and more).
+ * What each was allowed, and the slowest answer.
+ */
+async function shareOneBucket(instances: Instance[], key: string) {
+  const half = Math.floor(policy.capacity / 2);
+  const first = await take(instances[0]!, key, half);
+  const second = await take(instances[1]!, key, policy.capacity);
+  return {
+    first: first.allowed,
+    second: second.allowed,
+    slowestMs: Math.max(first.slowestMs, second.slowestMs),
+  };
+}
+
 /** Two limiters on the cluster, each with its per-process fallback: two gateway replicas. */
 async function twoInstances(cluster: RedisCluster, logger: Logger): Promise<Instance[]> {
   const instances: Instance[] = [];
@@ -83,32 +114,8 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one ki
     await cluster?.close();
   });
 
-  /** Acquires (and releases at once) up to `limit` times; how many were allowed, and the slowest answer. */
-  const take = async ({ limiter }: Instance, key: string, limit: number) => {
-    let allowed = 0;
-    let slowestMs = 0;
-    for (let i = 0; i < limit; i++) {
-      const { value, ms } = await timed(async () => {
-        const acquisition = await limiter.acquire(key, policy);
-        await acquisition.lease?.release();
-        return acquisition.decision;
-      });
-      slowestMs = Math.max(slowestMs, ms);
-      if (value.allowed) allowed++;
-    }
-    return { allowed, slowestMs };
-  };
-
-  /** Two instances consume one bucket: the first takes `half`, the second whatever is left (and more). */
-  const shareOneBucket = async (key: string) => {
-    const half = Math.floor(policy.capacity / 2);
-    const first = await take(instances[0]!, key, half);
-    const second = await take(instances[1]!, key, policy.capacity);
-    return { first: first.allowed, second: second.allowed };
-  };
-
   it('shares one bucket across two instances while the cluster is healthy', async () => {
-    const { first, second } = await shareOneBucket(keys.before);
+    const { first, second } = await shareOneBucket(instances, keys.before);
     const half = Math.floor(policy.capacity / 2);
     expect(first).toBe(half);
     expect(second).toBe(policy.capacity - half);
@@ -154,7 +161,7 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster of three masters, one ki
     }, 20_000);
     for (const { transitions } of instances) expect(transitions).toEqual([true, false]);
 
-    const { first, second } = await shareOneBucket(keys.after);
+    const { first, second } = await shareOneBucket(instances, keys.after);
     const half = Math.floor(policy.capacity / 2);
     expect(first).toBe(half);
     expect(second).toBe(policy.capacity - half);
@@ -183,35 +190,12 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster with replicas, one maste
     await cluster?.close();
   });
 
-  /**
-   * The first instance takes half the bucket, the second as much as it can: allowed by each, and the
-   * slowest answer.
-   */
-  const shared = async (key: string) => {
-    const allowed: number[] = [];
-    let slowestMs = 0;
-    for (const [instance, tries] of [
-      [instances[0]!, policy.capacity / 2],
-      [instances[1]!, policy.capacity],
-    ] as const) {
-      let count = 0;
-      for (let i = 0; i < tries; i++) {
-        const { value: allowedNow, ms } = await timed(async () => {
-          const acquisition = await instance.limiter.acquire(key, policy);
-          await acquisition.lease?.release();
-          return acquisition.decision.allowed;
-        });
-        slowestMs = Math.max(slowestMs, ms);
-        if (allowedNow) count++;
-      }
-      allowed.push(count);
-    }
-    return { allowed, slowestMs };
-  };
-
   it('promotes the replica and shares one bucket on it again, the old master still down', async () => {
     const key = uniqueName('replicated');
-    expect((await shared(key)).allowed).toEqual([policy.capacity / 2, policy.capacity / 2]);
+    expect(await shareOneBucket(instances, key)).toMatchObject({
+      first: policy.capacity / 2,
+      second: policy.capacity / 2,
+    });
     const master = await cluster.masterOf(tokensKey(key));
     // Fresh buckets on the same master's slots, one per try after the kill.
     const onMaster: string[] = [];
@@ -227,9 +211,8 @@ describe.skipIf(!runs)('rate limiter on a Redis Cluster with replicas, one maste
     let after = '';
     await eventually(async () => {
       after = onMaster.shift()!;
-      const answer = await shared(after);
+      const { first, second, ...answer } = await shareOneBucket(instances, after);
       slowestMs = Math.max(slowestMs, answer.slowestMs);
-      const [first, second] = answer.allowed;
       if (first === policy.capacity / 2 && second === policy.capacity / 2) return true;
       await new Promise((resolve) => setTimeout(resolve, 500)); // 60 buckets last the 30 s
       return undefined;

@@ -121,6 +121,10 @@ describe.skipIf(skipReason)(
       }
     }
 
+    /** A 409 for the key: held by a request still running, or by one whose end could not be stored. */
+    const keyHeld = (answer: Answer) =>
+      answer.status === 409 && (answer.fields ?? []).includes('Idempotency-Key');
+
     /**
      * Retries the key until a definitive answer: a dropped connection, a 503, a 429 and a 409 for a key
      * still held by the request the kill interrupted are all "not yet"; any other answer is final.
@@ -130,10 +134,7 @@ describe.skipIf(skipReason)(
         const answer = await post(one);
         one.answers.push(answer);
         const notYet =
-          answer.status === 0 ||
-          answer.status === 503 ||
-          answer.status === 429 ||
-          (answer.status === 409 && (answer.fields ?? []).includes('Idempotency-Key'));
+          answer.status === 0 || answer.status === 503 || answer.status === 429 || keyHeld(answer);
         if (!notYet) return;
         if (Date.now() > deadline) return;
         await new Promise((resolve) => setTimeout(resolve, 250));
@@ -192,8 +193,7 @@ describe.skipIf(skipReason)(
       const deadline = Date.now() + 3 * 6_000;
       for (;;) {
         const answer = await post(one);
-        const held = answer.status === 409 && (answer.fields ?? []).includes('Idempotency-Key');
-        if (!held || Date.now() > deadline) return answer;
+        if (!keyHeld(answer) || Date.now() > deadline) return answer;
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { identity } from '@costgov/contracts';
 import { createRpcClient } from '@costgov/rpc';
 import {
@@ -61,4 +62,23 @@ export async function startTwoGateways(prefix: string, gatewayEnv: NodeJS.Proces
     await stop();
     throw error;
   }
+}
+
+/**
+ * 200 reads with one key, alternately through each gateway: one bucket shared by both lets 120 through
+ * (it holds 120 and refills 2 a second), two buckets of their own would let all 200 through.
+ */
+export async function expectOneSharedBucket(gateways: readonly GatewayProcess[], key: string): Promise<void> {
+  const started = Date.now();
+  let passed = 0;
+  for (let i = 0; i < 200; i++) {
+    const response = await fetch(`${gateways[i % 2]!.url}/v1/guard/projects?per_page=1`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    if (response.status === 200) passed++;
+    else expect(response.status).toBe(429);
+  }
+  const refilled = Math.ceil(((Date.now() - started) / 1000) * 2);
+  expect(passed).toBeGreaterThanOrEqual(120);
+  expect(passed).toBeLessThanOrEqual(120 + refilled + 1);
 }
