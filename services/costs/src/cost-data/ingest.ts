@@ -278,6 +278,20 @@ export function costDataFactory({
         connectionId,
       ]);
       await checkConnection(tx, teamId, connectionId, true); // disabled or deleted while the file streamed
+      // The latest upload that stored one of these periods shortly before this one began (however long
+      // this one took to stream): a part of one export before this one, most likely, whose rows this
+      // upload replaces. Read here, under the connection's lock, before readers wait on the swap.
+      const { rows: recent } = await tx.query<RecentUpload>(
+        `SELECT id, ARRAY(SELECT to_char(p, 'YYYY-MM-DD') FROM unnest(billing_periods) p
+             WHERE p = ANY($2::date[]) ORDER BY p) AS periods,
+           round(extract(epoch FROM $3::timestamptz - finished_at))::int AS seconds
+         FROM cost_uploads
+         WHERE connection_id = $1 AND status = 'stored' AND billing_periods && $2::date[]
+           AND finished_at > (SELECT started_at FROM cost_uploads WHERE id = $5)
+                             - $4::int * interval '1 second'
+         ORDER BY finished_at DESC LIMIT 1`,
+        [connectionId, facts.billingPeriods, now(), recentReplacementSeconds, uploadId],
+      );
       // Room for the rollup's grouping to stay in memory: a few thousand groups a month for most tenants,
       // but a tag set of its own per resource (a Name tag) makes one a resource and day. Bounded: a larger
       // file spills the excess; the hash multiplier is 1 so the grouping takes no more than this.
@@ -351,20 +365,6 @@ export function costDataFactory({
       }
       if (partitions[0]?.table !== staging) await tx.exec(`DROP TABLE ${staging}`);
       const at = now();
-      // The latest upload that stored one of these periods shortly before this one began (however long
-      // this one took to stream): a part of one export before this one, most likely, whose rows this
-      // upload just replaced.
-      const { rows: recent } = await tx.query<RecentUpload>(
-        `SELECT id, ARRAY(SELECT to_char(p, 'YYYY-MM-DD') FROM unnest(billing_periods) p
-             WHERE p = ANY($2::date[]) ORDER BY p) AS periods,
-           round(extract(epoch FROM $3::timestamptz - finished_at))::int AS seconds
-         FROM cost_uploads
-         WHERE connection_id = $1 AND status = 'stored' AND billing_periods && $2::date[]
-           AND finished_at > (SELECT started_at FROM cost_uploads WHERE id = $5)
-                             - $4::int * interval '1 second'
-         ORDER BY finished_at DESC LIMIT 1`,
-        [connectionId, periods, at, recentReplacementSeconds, uploadId],
-      );
       await tx.query(`UPDATE connections SET last_ingested_at = $2 WHERE id = $1`, [connectionId, at]);
       await tx.query(
         `UPDATE cost_uploads SET status = 'stored', focus_version = $2, rows = $3, rows_replaced = $4,
