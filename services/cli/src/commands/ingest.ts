@@ -95,9 +95,9 @@ async function partStarts(parts: readonly UploadPart[], until: number): Promise<
  */
 async function inParts(details: FieldViolation[], parts: readonly UploadPart[]): Promise<FieldViolation[]> {
   const located = /^row (\d+) \(line (\d+)\)(.*)$/;
-  const lines = details.map(({ field }) => Number(located.exec(field)?.[2] ?? 0));
-  if (parts.length < 2 || Math.max(...lines) === 0) return details;
-  const starts = await partStarts(parts, Math.max(...lines)).catch(() => undefined);
+  const lastLine = Math.max(0, ...details.map(({ field }) => Number(located.exec(field)?.[2] ?? 0)));
+  if (parts.length < 2 || lastLine === 0) return details;
+  const starts = await partStarts(parts, lastLine).catch(() => undefined);
   if (!starts) return details;
   return details.map(({ field, message }) => {
     const at = located.exec(field);
